@@ -31,6 +31,14 @@ public:
     // "none"); `family` empty = the tokenizer's own default. Adds the generation prompt.
     virtual std::string applyChatTemplate(const std::vector<ChatMessage>& messages,
                                           const std::string& family = "") const;
+    // The chat family picked from this tokenizer's special tokens ("qwen3", "llama3",
+    // "llama2" or "none"); used when applyChatTemplate gets an empty family.
+    virtual std::string defaultChatFamily() const { return "none"; }
+    // Id of an exact token string (special tokens included), or -1.
+    virtual int64_t tokenId(const std::string& token) const { (void)token; return -1; }
+    // Whether the chat template text already carries the BOS token (then encode the
+    // templated text with add_bos = false).
+    bool templateAddsBos(const std::string& family = "") const;
 };
 
 // Loads by content/extension: *.bin (llama2.c), *.model (SentencePiece), tokenizer.json

@@ -1,0 +1,30 @@
+#pragma once
+// Fortran BLAS/LAPACK entry points WaveLab's analysis calls directly (liblapack/libblas,
+// OpenBLAS on Debian). Private to core/analysis.
+extern "C" {
+void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+             double* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void ssyrk_(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
+            const float* a, const int* lda, const float* beta, float* c, const int* ldc);
+void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,
+            const double* a, const int* lda, const double* beta, double* c, const int* ldc);
+void dgemm_(const char* transa, const char* transb, const int* m, const int* n, const int* k,
+            const double* alpha, const double* a, const int* lda, const double* b, const int* ldb,
+            const double* beta, double* c, const int* ldc);
+}
+
+namespace wl::blas {
+
+// C (n x n, column-major, lower triangle) = A^T A for a row-major k x n matrix A (k rows of n).
+inline void gramOfRowsLower(const float* a_rowmajor, int k, int n, float* c) {
+    const float one = 1.0f, zero = 0.0f;
+    // Row-major k x n == column-major n x k; C = A_cm A_cm^T.
+    ssyrk_("L", "N", &n, &k, &one, a_rowmajor, &n, &zero, c, &n);
+}
+// C (k x k, column-major, lower) = A A^T for a row-major k x n matrix A (token Gram).
+inline void gramOfTokensLower(const float* a_rowmajor, int k, int n, float* c) {
+    const float one = 1.0f, zero = 0.0f;
+    ssyrk_("L", "T", &k, &n, &one, a_rowmajor, &n, &zero, c, &k);
+}
+
+}  // namespace wl::blas

@@ -1,0 +1,10 @@
+// libFuzzer target: the llama2c_tokenizer reader (see fuzz_readers.h). Run through scripts/fuzz.
+#include <unistd.h>
+
+#include "fuzz_readers.h"
+
+extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+    static const std::string dir = "/dev/shm/wavelab-fuzz-" + std::to_string(::getpid());
+    wl::fuzz::runReader(wl::fuzz::fuzzReader("llama2c_tokenizer"), data, size, dir);
+    return 0;
+}

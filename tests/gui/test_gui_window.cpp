@@ -1,0 +1,250 @@
+// Drives the real WaveLab window end to end on stories260K (5 layers -> 6 hidden states):
+// load, calibrate, select, export (config, figure pack, result JSON), session round trip,
+// screenshot; then the `wavelab --screenshot --run` binary. Runs under Xvfb or `offscreen`.
+#include <gtest/gtest.h>
+
+#include <QApplication>
+#include <QSpinBox>
+#include <QImage>
+#include <QLineSeries>
+#include <QProcess>
+#include <QPushButton>
+#include <QScatterSeries>
+#include <QSignalSpy>
+#include <QSvgRenderer>
+#include <QTableWidget>
+#include <QTest>
+#include <nlohmann/json.hpp>
+
+#include "activation_wave_chart.h"
+#include "calibration_panel.h"
+#include "cka_heatmap.h"
+#include "engine.h"
+#include "entropy_surface_view.h"
+#include "figure_data_io.h"
+#include "gui_test_util.h"
+#include "main_window.h"
+#include "model_panel.h"
+#include "selection/selection_report.h"
+#include "selection_panel.h"
+#include "util/atomic_file.h"
+#include "util/error.h"
+
+using namespace wl;
+
+namespace {
+
+const QString kModel = QStringLiteral(WAVELAB_MODELS_DIR "/stories260K/stories260K.bin");
+constexpr int kStates = 6;   // stories260K: 5 decoder layers + embeddings
+
+bool waitFor(QSignalSpy& spy, int timeout_ms) { return spy.count() > 0 || spy.wait(timeout_ms); }
+
+// One window run through the whole pipeline, shared by the tests below (the run takes a few
+// seconds; the tests inspect different parts of its outcome).
+class WindowPipeline : public ::testing::Test {
+protected:
+    static void SetUpTestSuite() {
+        ASSERT_TRUE(QFileInfo::exists(kModel)) << "missing shared model " << kModel.toStdString();
+        window_ = new MainWindow;
+        window_->setInteractive(false);
+        window_->resize(1600, 1000);
+        window_->show();
+        ASSERT_TRUE(QTest::qWaitForWindowExposed(window_));
+        QSignalSpy errors(window_, &MainWindow::errorShown);
+        QSignalSpy ready(window_, &MainWindow::modelReady);
+        window_->openModel(kModel);
+        ASSERT_TRUE(window_->modelPanel()->loadButton()->isEnabled()) << "stories260K refused before loading";
+        QTest::mouseClick(window_->modelPanel()->loadButton(), Qt::LeftButton);
+        ASSERT_TRUE(waitFor(ready, 60000)) << (errors.isEmpty() ? "" : errors[0][0].toString().toStdString());
+
+        window_->calibrationPanel()->promptsSpin()->setValue(24);
+        window_->calibrationPanel()->tokensSpin()->setValue(64);
+        QSignalSpy done(window_, &MainWindow::runCompleted);
+        QSignalSpy live(window_->engine(), &Engine::liveSnapshot);
+        QSignalSpy progress(window_->engine(), &Engine::runProgress);
+        ASSERT_TRUE(window_->calibrationPanel()->startButton()->isEnabled());
+        QTest::mouseClick(window_->calibrationPanel()->startButton(), Qt::LeftButton);
+        // While running, the UI thread stays responsive: the event loop keeps turning.
+        ASSERT_TRUE(waitFor(done, 300000)) << (errors.isEmpty() ? "" : errors[0][0].toString().toStdString());
+        progress_count_ = progress.count();
+
+        QSignalSpy selected(window_, &MainWindow::selectionCompleted);
+        QSignalSpy steps(window_->engine(), &Engine::selectionStep);
+        ASSERT_TRUE(window_->selectionPanel()->runButton()->isEnabled());
+        QTest::mouseClick(window_->selectionPanel()->runButton(), Qt::LeftButton);
+        ASSERT_TRUE(waitFor(selected, 120000)) << (errors.isEmpty() ? "" : errors[0][0].toString().toStdString());
+        step_count_ = steps.count();
+        QApplication::processEvents();
+    }
+    static void TearDownTestSuite() {
+        delete window_;
+        window_ = nullptr;
+    }
+
+    static MainWindow* window_;
+    static int progress_count_;
+    static int step_count_;
+};
+
+MainWindow* WindowPipeline::window_ = nullptr;
+int WindowPipeline::progress_count_ = 0;
+int WindowPipeline::step_count_ = 0;
+
+}  // namespace
+
+TEST_F(WindowPipeline, ChartsHaveOnePointPerHiddenState) {
+    ActivationWaveChart* wave = window_->waveChart();
+    EXPECT_EQ(wave->filteredSeries()->count(), kStates);
+    EXPECT_EQ(wave->unfilteredSeries()->count(), kStates);
+    for (int h = 0; h < kStates; ++h) {
+        EXPECT_DOUBLE_EQ(wave->filteredSeries()->at(h).x(), h);
+        EXPECT_TRUE(std::isfinite(wave->filteredSeries()->at(h).y()));
+    }
+    EXPECT_EQ(window_->heatmap()->data().size, kStates);
+    // CKA is a similarity: unit diagonal, symmetric.
+    const CkaData& cka = window_->heatmap()->data();
+    for (int i = 0; i < kStates; ++i) {
+        EXPECT_NEAR(cka.at(i, i), 1.0, 1e-6);
+        for (int j = 0; j < kStates; ++j) EXPECT_NEAR(cka.at(i, j), cka.at(j, i), 1e-9);
+    }
+    EXPECT_GE(progress_count_, 1);
+    EXPECT_EQ(window_->surfaceView()->surface().rows, kStates);
+    EXPECT_GE(window_->surfaceView()->surface().cols, 2);
+}
+
+TEST_F(WindowPipeline, SelectionShowsStepsAndMarksChosenLayers) {
+    const SelectionOptions o = window_->selectionPanel()->options();
+    EXPECT_EQ(step_count_, o.m);   // one beam step per set size
+    EXPECT_GE(window_->selectionPanel()->stepsTable()->rowCount(), o.m);
+    EXPECT_GE(window_->selectionPanel()->resultTable()->rowCount(), 2);   // chosen + baselines
+    ActivationWaveChart* wave = window_->waveChart();
+    const WaveData& w = wave->wave();
+    ASSERT_EQ(static_cast<int>(w.chosen.size()), o.m);
+    EXPECT_EQ(wave->chosenSeries()->count(), o.m);
+    for (int k = 0; k < o.m; ++k) {
+        const QPointF p = wave->chosenSeries()->at(k);
+        EXPECT_DOUBLE_EQ(p.y(), wave->filteredSeries()->at(static_cast<int>(p.x())).y()) << "marker off the curve";
+    }
+    EXPECT_GE(wave->eagle3Series()->count(), 1);
+    EXPECT_TRUE(window_->selectionPanel()->exportButton()->isEnabled());
+    EXPECT_TRUE(window_->selectionPanel()->trainButton()->isEnabled());
+}
+
+TEST_F(WindowPipeline, ExportsConfigFigurePackAndResult) {
+    const QString dir = test::workDir(QStringLiteral("window_export"));
+    // vLLM: ids are the HF hidden-state indices themselves (input-of-layer convention).
+    window_->exportConfig(QStringLiteral("vllm"), dir + QStringLiteral("/vllm.json"));
+    const nlohmann::json vllm = nlohmann::json::parse(readFile((dir + QStringLiteral("/vllm.json")).toStdString()));
+    const std::string text = vllm.dump();
+    ASSERT_NE(text.find("eagle_aux_hidden_state_layer_ids"), std::string::npos) << text;
+    std::vector<int> chosen = window_->waveChart()->wave().chosen;
+    std::function<bool(const nlohmann::json&)> find_ids = [&](const nlohmann::json& j) {
+        if (!j.is_object()) return false;
+        for (auto it = j.begin(); it != j.end(); ++it) {
+            if (it.key() == "eagle_aux_hidden_state_layer_ids") return it.value().get<std::vector<int>>() == chosen;
+            if (find_ids(it.value())) return true;
+        }
+        return false;
+    };
+    EXPECT_TRUE(find_ids(vllm)) << text;
+
+    const QStringList written = window_->exportFigurePack(dir + QStringLiteral("/pack"), 150);
+    EXPECT_TRUE(written.contains(QStringLiteral("result.json")));
+    const QString pack = dir + QStringLiteral("/pack/");
+    const QImage wave_png(pack + QStringLiteral("activation_wave.png"));
+    EXPECT_FALSE(wave_png.isNull());
+    EXPECT_TRUE(QSvgRenderer(pack + QStringLiteral("cka_heatmap.svg")).isValid());
+    EXPECT_TRUE(QSvgRenderer(pack + QStringLiteral("activation_wave.svg")).isValid());
+    EXPECT_TRUE(test::readAll(pack + QStringLiteral("activation_wave.pdf")).startsWith("%PDF-"));
+    EXPECT_TRUE(test::readAll(pack + QStringLiteral("cka_heatmap.pdf")).startsWith("%PDF-"));
+    const QStringList csv = QString::fromLatin1(test::readAll(pack + QStringLiteral("activation_wave.csv"))).trimmed().split('\n');
+    EXPECT_EQ(csv.size(), kStates + 1);
+    const FigureSet back = figureSetFromJson(test::readAll(pack + QStringLiteral("figures.json")).toStdString(), "figures.json");
+    EXPECT_EQ(back.wave.numPoints(), kStates);
+    EXPECT_EQ(back.wave.chosen, chosen);
+    // The result JSON is the CLI's format.
+    const SelectionReport report = loadSelectionReport((pack + QStringLiteral("result.json")).toStdString());
+    EXPECT_EQ(report.analysis.num_states, kStates);
+    EXPECT_EQ(report.selection.chosen.states, chosen);
+    if (EntropySurfaceView::openGLAvailable()) EXPECT_TRUE(written.contains(QStringLiteral("entropy_surface.png")));
+}
+
+TEST_F(WindowPipeline, SessionRoundTripRestoresResults) {
+    const QString dir = test::workDir(QStringLiteral("session"));
+    const QString path = dir + QStringLiteral("/s.wavelab.json");
+    window_->saveSession(path);
+    MainWindow other;
+    other.setInteractive(false);
+    other.loadSession(path);
+    EXPECT_TRUE(other.hasRunResult());
+    EXPECT_TRUE(other.hasSelection());
+    EXPECT_EQ(other.waveChart()->filteredSeries()->count(), kStates);
+    EXPECT_EQ(other.waveChart()->wave().chosen, window_->waveChart()->wave().chosen);
+    EXPECT_EQ(other.waveChart()->wave().filtered, window_->waveChart()->wave().filtered);
+    EXPECT_EQ(other.heatmap()->data().values, window_->heatmap()->data().values);
+    EXPECT_EQ(other.surfaceView()->surface().values, window_->surfaceView()->surface().values);
+    EXPECT_EQ(other.modelPanel()->modelPath(), kModel);
+    EXPECT_EQ(other.calibrationPanel()->promptsSpin()->value(), 24);
+    // A corrupt session names the file and changes nothing.
+    writeFileAtomic((dir + QStringLiteral("/bad.json")).toStdString(), "{\"wavelab_session\": 1, \"result\": {\"schema_version\": 99}}");
+    MainWindow third;
+    third.setInteractive(false);
+    try {
+        third.loadSession(dir + QStringLiteral("/bad.json"));
+        FAIL() << "no error for a corrupt session";
+    } catch (const Error& e) {
+        EXPECT_NE(std::string(e.what()).find("bad.json"), std::string::npos) << e.what();
+    }
+    EXPECT_FALSE(third.hasRunResult());
+    EXPECT_THROW(third.loadSession(dir + QStringLiteral("/missing.json")), Error);
+}
+
+TEST_F(WindowPipeline, ScreenshotIsKeptAsArtifact) {
+    const QImage image = window_->screenshot();
+    ASSERT_FALSE(image.isNull());
+    EXPECT_GE(image.width(), 1200);
+    const QString name = EntropySurfaceView::openGLAvailable() ? QStringLiteral("/window.png") : QStringLiteral("/window_offscreen.png");
+    ASSERT_TRUE(image.save(test::artifactDir() + name));
+}
+
+TEST(WindowErrors, MissingModelIsReportedNotLoaded) {
+    MainWindow window;
+    window.setInteractive(false);
+    window.openModel(QStringLiteral("/nonexistent/model.bin"));
+    EXPECT_FALSE(window.modelPanel()->loadButton()->isEnabled());
+    QSignalSpy errors(&window, &MainWindow::errorShown);
+    window.loadModel();
+    ASSERT_EQ(errors.count(), 1);
+    EXPECT_TRUE(errors[0][0].toString().contains(QStringLiteral("/nonexistent/model.bin")));
+    EXPECT_FALSE(window.engine()->hasModel());
+    // Calibration and selection refuse cleanly without a model.
+    window.startRun();
+    window.runSelection();
+    EXPECT_EQ(errors.count(), 3);
+}
+
+TEST(WindowErrors, MemoryEstimateComparesWithMemAvailable) {
+    const ModelSummary s = Engine::inspect(kModel);
+    EXPECT_EQ(s.config.num_layers, kStates - 1);
+    EXPECT_GT(s.weight_bytes, 0);
+    EXPECT_EQ(s.weight_bytes, s.config.numParameters() * 4.0);
+    EXPECT_GT(s.available_bytes, 0);
+    EXPECT_TRUE(s.fits);
+    EXPECT_EQ(s.fits, s.estimate_bytes <= s.available_bytes);
+}
+
+TEST(WavelabBinary, HeadlessScreenshotAfterRun) {
+    const QString out = test::workDir(QStringLiteral("binary")) + QStringLiteral("/shot.png");
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(QStringLiteral(WAVELAB_GUI_PATH), {QStringLiteral("--screenshot"), out, QStringLiteral("--model"), kModel,
+                                               QStringLiteral("--run"), QStringLiteral("--timeout"), QStringLiteral("300")});
+    ASSERT_TRUE(p.waitForFinished(320000));
+    const QByteArray log = p.readAll();
+    ASSERT_EQ(p.exitCode(), 0) << log.toStdString();
+    const QImage image(out);
+    ASSERT_FALSE(image.isNull()) << log.toStdString();
+    EXPECT_EQ(image.width(), 1600);
+    EXPECT_EQ(image.height(), 1000);
+    image.save(test::artifactDir() + QStringLiteral("/wavelab_run_") + QGuiApplication::platformName() + QStringLiteral(".png"));
+}

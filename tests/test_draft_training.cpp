@@ -1,0 +1,149 @@
+// Draft training (TTT, checkpoint/resume) and speculative decoding (lossless, tau) on a
+// small fake target, so these run in seconds without the real loaders.
+#include <gtest/gtest.h>
+#include <torch/torch.h>
+
+#include <filesystem>
+#include <random>
+
+#include "draft/draft_io.h"
+#include "draft/draft_trainer.h"
+#include "draft/eval_task.h"
+#include "draft/speculative_decoding.h"
+#include "test_draft_fake_target.h"
+#include "util/error.h"
+
+namespace fs = std::filesystem;
+using wl::testing::FakeTarget;
+
+namespace {
+std::string workDir(const std::string& name) {
+    auto dir = fs::path(WAVELAB_TEST_WORK_DIR) / "draft_training" / name;
+    fs::remove_all(dir);
+    fs::create_directories(dir);
+    return dir.string();
+}
+
+std::vector<std::vector<int64_t>> prompts(int64_t n, int64_t len, uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    std::vector<std::vector<int64_t>> out;
+    for (int64_t i = 0; i < n; ++i) {
+        std::vector<int64_t> p{1};
+        for (int64_t t = 1; t < len; ++t) p.push_back(static_cast<int64_t>(2 + rng() % 38));
+        out.push_back(p);
+    }
+    return out;
+}
+
+wl::DraftTrainOptions smallRun(const std::string& out, int64_t steps) {
+    wl::DraftTrainOptions o;
+    o.out_dir = out;
+    o.layers = {1, 2, 3};
+    o.steps = steps;
+    o.batch_size = 4;
+    o.ttt_steps = 3;
+    o.max_new_tokens = 24;
+    o.learning_rate = 1e-2;
+    o.checkpoint_every = 2;
+    o.threads = 1;
+    o.seed = 5;
+    return o;
+}
+}  // namespace
+
+TEST(SpeculativeDecoding, IsLosslessForAnyDraft) {
+    FakeTarget target;
+    torch::manual_seed(11);
+    std::vector<int64_t> counts(40, 1);
+    auto config = wl::draftConfigForTarget(target.config(), {1, 3}, 30);
+    auto draft = wl::makeDraft(target, config, wl::buildDraftVocab(counts, 30), true);
+    for (const auto& p : prompts(4, 6, 1)) {
+        auto plain = wl::decodeWithTarget(target, p, 30);
+        // Independent of the KV cache: the fake target's own full-prefix greedy loop.
+        EXPECT_EQ(plain, target.generateGreedy(p, static_cast<int64_t>(p.size()) + 30, true, {}));
+        for (int64_t k : {0, 1, 3, 6}) {
+            auto spec = wl::speculativeGenerate(target, draft, p, k, 30);
+            EXPECT_EQ(spec.tokens, plain) << "k=" << k;
+            // Every committed token after the prefill one comes from a verify round.
+            EXPECT_EQ(spec.stats.round_tokens, static_cast<int64_t>(spec.tokens.size()) - 1);
+            EXPECT_GE(spec.stats.tau(), 1.0);
+            EXPECT_LE(spec.stats.tau(), k + 1.0);
+            for (size_t j = 1; j < spec.stats.accepted_at.size(); ++j)
+                EXPECT_LE(spec.stats.accepted_at[j], spec.stats.accepted_at[j - 1]);
+        }
+    }
+}
+
+TEST(DraftTraining, LearnsTheTargetAndSpeedsUpVerification) {
+    FakeTarget target;
+    const auto dir = workDir("learn");
+    auto o = smallRun(dir, 120);
+    o.checkpoint_every = 0;
+    o.ttt_steps = 4;
+    std::vector<double> losses;
+    auto result = wl::trainDraft(target, prompts(16, 6, 2), o, nullptr, [&](const wl::DraftTrainProgress& p) {
+        if (p.phase == "training") {
+            losses.push_back(p.loss);
+            EXPECT_EQ(p.step_loss.size(), 4u);
+            EXPECT_GT(p.tokens_per_second, 0.0);
+        }
+    });
+    ASSERT_EQ(losses.size(), 120u);
+    double first = 0, last = 0;
+    for (int i = 0; i < 10; ++i) first += losses[i] / 10, last += losses[losses.size() - 1 - i] / 10;
+    EXPECT_LT(last, 0.5 * first) << "first " << first << " last " << last;
+    EXPECT_GT(result.final_step_accuracy[0], 0.5);
+    EXPECT_TRUE(fs::exists(fs::path(dir) / "config.json"));
+    EXPECT_TRUE(fs::exists(fs::path(dir) / "model.safetensors"));
+
+    auto draft = wl::loadDraft(dir, wl::targetEmbeddings(target));
+    auto eval = wl::evaluateDraft(target, draft, prompts(6, 6, 2), 4, 24, true);
+    EXPECT_EQ(eval.lossless_mismatches, 0);
+    EXPECT_GT(eval.tau, 1.5) << "acceptance[0] " << eval.acceptance[0];
+    ASSERT_EQ(eval.acceptance.size(), 4u);
+    EXPECT_NEAR(eval.tau, 1.0 + eval.acceptance[0] + eval.acceptance[1] + eval.acceptance[2] + eval.acceptance[3], 0.2);
+}
+
+TEST(DraftTraining, CancelAndResumeEqualsOneRun) {
+    FakeTarget target;
+    auto data = prompts(6, 5, 3);
+    const auto once = workDir("once");
+    auto full = wl::trainDraft(target, data, smallRun(once, 8));
+
+    const auto split = workDir("split");
+    wl::CancelToken cancel;
+    EXPECT_THROW(wl::trainDraft(target, data, smallRun(split, 8), &cancel,
+                                [&](const wl::DraftTrainProgress& p) {
+                                    if (p.phase == "training" && p.step == 5) cancel.cancel();
+                                }),
+                 wl::Cancelled);
+    EXPECT_TRUE(fs::exists(fs::path(split) / "checkpoint" / "train_state.pt"));
+    EXPECT_FALSE(fs::exists(fs::path(split) / "model.safetensors"));
+    auto o = smallRun(split, 8);
+    o.resume = true;
+    auto resumed = wl::trainDraft(target, data, o);
+    EXPECT_EQ(resumed.start_step, 5);
+    EXPECT_EQ(resumed.steps, 8);
+    EXPECT_DOUBLE_EQ(resumed.final_loss, full.final_loss);
+    auto emb = wl::targetEmbeddings(target);
+    auto a = wl::loadDraft(once, emb), b = wl::loadDraft(split, emb);
+    for (const auto& item : a->named_parameters())
+        EXPECT_TRUE(torch::equal(item.value(), b->named_parameters()[item.key()])) << item.key();
+
+    // A crash (an exception that is not a cancel) loses at most one checkpoint interval:
+    // the step-4 checkpoint survives and resuming from it gives the same result.
+    const auto crash = workDir("crash");
+    EXPECT_THROW(wl::trainDraft(target, data, smallRun(crash, 8), nullptr,
+                                [&](const wl::DraftTrainProgress& p) {
+                                    if (p.phase == "training" && p.step == 5) throw std::runtime_error("simulated crash");
+                                }),
+                 std::runtime_error);
+    auto o2 = smallRun(crash, 8);
+    o2.resume = true;
+    auto after_crash = wl::trainDraft(target, data, o2);
+    EXPECT_EQ(after_crash.start_step, 4);
+    EXPECT_DOUBLE_EQ(after_crash.final_loss, full.final_loss);
+    auto c = wl::loadDraft(crash, emb);
+    for (const auto& item : a->named_parameters())
+        EXPECT_TRUE(torch::equal(item.value(), c->named_parameters()[item.key()])) << item.key();
+}
