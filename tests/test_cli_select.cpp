@@ -14,14 +14,14 @@ namespace fs = std::filesystem;
 
 namespace {
 
-struct Run {
+struct CliRun {
     int code = -1;
     std::string output;  // stdout + stderr
 };
 
-Run runCli(const std::string& args) {
+CliRun runCli(const std::string& args) {
     const std::string cmd = std::string(WAVELAB_CLI_PATH) + " " + args + " 2>&1";
-    Run r;
+    CliRun r;
     FILE* pipe = popen(cmd.c_str(), "r");
     if (!pipe) return r;
     std::array<char, 4096> buf{};
@@ -48,7 +48,7 @@ const nlohmann::json& selectResult() {
         fs::create_directories(kWork);
         const fs::path out = kWork / "result.json";
         fs::remove(out);
-        Run r = runCli("select --model " + kModel +
+        CliRun r = runCli("select --model " + kModel +
                        " --method elsi-c --m 3 --beam 8 --max-prompts 24 --max-tokens 64 --quiet --out " +
                        out.string());
         EXPECT_EQ(r.code, 0) << r.output;
@@ -114,7 +114,7 @@ TEST(CliSelect, ExportsToEveryFormatWithMatchingIds) {
                                            {"trtllm", {"eagle3_layers_to_capture"}, 1},
                                            {"modelopt", {"eagle_architecture_config", "eagle_aux_hidden_state_layer_ids"}, 1}}) {
         const fs::path out = kWork / ("export_" + c.format + ".json");
-        Run r = runCli("export --result " + result.string() + " --format " + c.format + " --out " + out.string());
+        CliRun r = runCli("export --result " + result.string() + " --format " + c.format + " --out " + out.string());
         ASSERT_EQ(r.code, 0) << r.output;
         auto e = nlohmann::json::parse(slurp(out));
         const nlohmann::json* node = &e;
@@ -128,7 +128,7 @@ TEST(CliSelect, ExportsToEveryFormatWithMatchingIds) {
     }
     // CSV tables.
     const fs::path csv = kWork / "csv";
-    Run r = runCli("export --result " + result.string() + " --csv " + csv.string());
+    CliRun r = runCli("export --result " + result.string() + " --csv " + csv.string());
     ASSERT_EQ(r.code, 0) << r.output;
     const std::string curve = slurp(csv / "entropy_curve.csv"), cka = slurp(csv / "cka.csv");
     EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 7);
@@ -142,7 +142,7 @@ TEST(CliSelect, BadInputGivesOneClearLine) {
     fs::create_directories(kWork);
     const fs::path bad = kWork / "broken.json";
     std::ofstream(bad) << "{\"schema\": \"wavelab.selection\", \"model\": ";
-    Run r = runCli("export --result " + bad.string() + " --format vllm");
+    CliRun r = runCli("export --result " + bad.string() + " --format vllm");
     EXPECT_EQ(r.code, 1);
     EXPECT_NE(r.output.find(bad.string()), std::string::npos) << r.output;
     EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;

@@ -50,6 +50,9 @@
 #define WAVELAB_VERSION "0.1.0"
 #endif
 
+// The icon resource lives in this static library: register it explicitly.
+static void initWaveLabResources() { Q_INIT_RESOURCE(wavelab); }
+
 namespace wl {
 
 namespace {
@@ -73,6 +76,7 @@ std::string sessionPath(const QString& path) { return path.toStdString(); }
 }  // namespace
 
 MainWindow::MainWindow(QWidget* parent) : QMainWindow(parent), draft_service_(makeCoreDraftTrainingService()) {
+    initWaveLabResources();
     setObjectName(QStringLiteral("WaveLabMainWindow"));
     setWindowTitle(tr("WaveLab — layer selection for EAGLE3 drafts"));
     setWindowIcon(QIcon(QStringLiteral(":/icons/wavelab.svg")));

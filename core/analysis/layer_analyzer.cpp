@@ -60,44 +60,52 @@ int workerThreads() {
     return static_cast<int>(std::clamp(hw, 1u, 4u));
 }
 
-// Sum of u u^T and of u over a set of row-normalised token rows, float64.
+// Sum of u u^T and of u over a set of row-normalised token rows, float64. The symmetric
+// D x D sum is kept as its packed lower triangle (column-major), D(D+1)/2 doubles.
 struct MomentAccumulator {
-    MatrixD sum_outer;        // D x D, lower triangle valid
-    Eigen::VectorXd sum_rows; // D
+    int64_t d = 0;
+    std::vector<double> packed_lower;  // column c holds rows c..d-1
+    Eigen::VectorXd sum_rows;          // D
     int64_t count = 0;
 
-    void init(int64_t d) {
-        sum_outer = MatrixD::Zero(d, d);
+    static size_t columnStart(int64_t c, int64_t d) { return static_cast<size_t>(c * d - c * (c - 1) / 2); }
+    void init(int64_t dim) {
+        d = dim;
+        packed_lower.assign(static_cast<size_t>(d * (d + 1) / 2), 0.0);
         sum_rows = Eigen::VectorXd::Zero(d);
     }
     // rows: row-major k x d, already row-normalised.
-    void add(const std::vector<float>& rows, int k, int d, std::vector<float>& scratch) {
+    void add(const std::vector<float>& rows, int k, std::vector<float>& scratch) {
         if (k == 0) return;
-        scratch.assign(static_cast<size_t>(d) * d, 0.0f);
-        blas::gramOfRowsLower(rows.data(), k, d, scratch.data());
-        for (int c = 0; c < d; ++c) {
-            double* dst = sum_outer.col(c).data();
-            const float* src = scratch.data() + static_cast<size_t>(c) * d;
-            for (int r = c; r < d; ++r) dst[r] += src[r];
+        const int di = static_cast<int>(d);
+        scratch.resize(static_cast<size_t>(d * d));  // SYRK (beta = 0) writes the lower triangle
+        blas::gramOfRowsLower(rows.data(), k, di, scratch.data());
+        for (int64_t c = 0; c < d; ++c) {
+            double* dst = packed_lower.data() + columnStart(c, d) - c;  // dst[r] for r >= c
+            const float* src = scratch.data() + c * d;
+            for (int64_t r = c; r < d; ++r) dst[r] += src[r];
         }
         for (int i = 0; i < k; ++i)
-            for (int j = 0; j < d; ++j) sum_rows[j] += rows[static_cast<size_t>(i) * d + j];
+            for (int64_t j = 0; j < d; ++j) sum_rows[j] += rows[static_cast<size_t>(i) * d + j];
         count += k;
     }
 };
 
 // Centred second moment C = sum u u^T - n mu mu^T of one or two accumulators, symmetric.
 std::vector<double> centredMoment(const MomentAccumulator& a, const MomentAccumulator* b) {
-    const int64_t d = a.sum_outer.rows();
-    MatrixD s = a.sum_outer;
+    const int64_t d = a.d;
+    MatrixD s(d, d);
+    for (int64_t c = 0; c < d; ++c) {
+        const double* pa = a.packed_lower.data() + MomentAccumulator::columnStart(c, d) - c;
+        const double* pb = b ? b->packed_lower.data() + MomentAccumulator::columnStart(c, d) - c : nullptr;
+        for (int64_t r = c; r < d; ++r) s(r, c) = s(c, r) = pa[r] + (pb ? pb[r] : 0.0);
+    }
     Eigen::VectorXd sum = a.sum_rows;
     int64_t n = a.count;
     if (b) {
-        s += b->sum_outer;
         sum += b->sum_rows;
         n += b->count;
     }
-    s.triangularView<Eigen::StrictlyUpper>() = s.transpose();
     if (n > 0) s.noalias() -= sum * sum.transpose() / static_cast<double>(n);
     return std::vector<double>(s.data(), s.data() + d * d);
 }
@@ -252,7 +260,7 @@ void LayerAnalyzer::add(const CapturedPrompt& prompt) {
         m.D = prompt.hidden_size;
         m.kept.resize(m.L);
         for (auto& a : m.kept) a.init(m.D);
-        if (options_.unfiltered_curve) {
+        if (options_.unfiltered_curve && options_.filter.mode != TokenFilterMode::None) {
             m.rejected.resize(m.L);
             for (auto& a : m.rejected) a.init(m.D);
         }
@@ -334,10 +342,10 @@ void LayerAnalyzer::process(const CapturedPrompt& p) {
         for (int i = 0; i < nk; ++i) rowNormalise(state + keep[i] * D, rows.data() + i * D, D);
         for (auto [i, slot] : reservoir_writes)
             std::copy(rows.data() + i * D, rows.data() + (i + 1) * D, m.reservoir[h].data() + slot * D);
-        m.kept[h].add(rows, nk, static_cast<int>(D), scratch);
-        if (options_.unfiltered_curve && nd > 0) {
+        m.kept[h].add(rows, nk, scratch);
+        if (!m.rejected.empty() && nd > 0) {
             for (int i = 0; i < nd; ++i) rowNormalise(state + drop[i] * D, rows.data() + i * D, D);
-            m.rejected[h].add(rows, nd, static_cast<int>(D), scratch);
+            m.rejected[h].add(rows, nd, scratch);
         }
         if (want_prompt_level || options_.dataset_level) {
             std::vector<float> raw(static_cast<size_t>(nk) * D);
@@ -437,11 +445,15 @@ AnalysisSnapshot LayerAnalyzer::snapshot(bool full) const {
             s.entropy_filtered[h] = normalizeEntropy(psdMatrixEntropy(centredMoment(m.kept[h], nullptr), m.D, s.curve_alpha),
                                                      options_.normalization, nk, m.D);
         if (options_.unfiltered_curve) {
-            const int64_t na = nk + m.rejected[h].count;
-            if (na > 0)
-                s.entropy_unfiltered[h] =
-                    normalizeEntropy(psdMatrixEntropy(centredMoment(m.kept[h], &m.rejected[h]), m.D, s.curve_alpha),
-                                     options_.normalization, na, m.D);
+            if (m.rejected.empty()) {  // filter mode none: every candidate is kept
+                s.entropy_unfiltered[h] = s.entropy_filtered[h];
+            } else {
+                const int64_t na = nk + m.rejected[h].count;
+                if (na > 0)
+                    s.entropy_unfiltered[h] = normalizeEntropy(
+                        psdMatrixEntropy(centredMoment(m.kept[h], &m.rejected[h]), m.D, s.curve_alpha),
+                        options_.normalization, na, m.D);
+            }
         }
     });
     if (options_.prompt_level) {

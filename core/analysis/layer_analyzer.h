@@ -20,8 +20,9 @@
 //        L^2/2 Frobenius products O(L^2 n^2);
 //   snapshot: one D x D eigensolve per state (dsyevd, O(L D^3)) unless alpha = 2 (O(L D^2)).
 // Memory (independent of the number of tokens N):
-//   L D^2 doubles (x2 with unfiltered_curve) + (n + reservoir + warm-up) x L x D floats
-//   + L^2 doubles.
+//   L D(D+1)/2 doubles (x2 with unfiltered_curve and a filter) + one D x D float scratch
+//   + (n + reservoir + warm-up) x L x D floats + L^2 doubles; a full snapshot adds one
+//   D x D double per worker thread. E.g. L = 37, D = 2560: ~1.9 GB (x2 unfiltered).
 #include <cstdint>
 #include <memory>
 #include <mutex>

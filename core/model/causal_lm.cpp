@@ -59,8 +59,13 @@ ModelConfig readHfConfigWithDiskDtype(const std::string& dir) {
     c.source_path = dir;
     c.name = fs::path(dir).filename().string();
     if (c.name.empty()) c.name = fs::path(dir).parent_path().filename().string();
-    SafetensorsSet set(dir);
-    if (set.has("model.embed_tokens.weight")) c.torch_dtype = diskDtypeName(set.get("model.embed_tokens.weight").dtype);
+    // The dtype on disk is what matters for memory; the header says it without reading weights.
+    try {
+        SafetensorsSet set(dir);
+        if (set.has("model.embed_tokens.weight")) c.torch_dtype = diskDtypeName(set.get("model.embed_tokens.weight").dtype);
+    } catch (const Error&) {
+        // No or unreadable weights: keep config.json's torch_dtype; load() reports the problem.
+    }
     return c;
 }
 

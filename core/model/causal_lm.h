@@ -35,7 +35,7 @@ struct KVCache {
 };
 
 struct ForwardOptions {
-    bool capture_hidden = false;   // fill ForwardOutput::hidden_states (all N+1) and final_normed
+    bool capture_hidden = false;   // fill ForwardOutput::hidden_states (all N+1); final_normed is always filled
     bool compute_logits = true;
 };
 

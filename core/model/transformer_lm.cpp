@@ -265,11 +265,11 @@ public:
                 v = cv;
             }
             // GQA without copying K/V: group the G query heads that share a KV head.
-            auto qg = q.reshape({B, KVH, G * T, hd});
+            // Scale q (hd wide) rather than the scores (Tk wide).
+            auto qg = (q * scale).reshape({B, KVH, G * T, hd});
             auto scores = torch::matmul(qg, k.transpose(-1, -2));   // [B, KVH, G*T, Tk]
             if (dtype_ != torch::kFloat32) scores = scores.to(torch::kFloat32);
-            scores.mul_(scale);
-            if (bias.defined()) scores = (scores.view({B, KVH, G, T, Tk}) + bias).view({B, KVH, G * T, Tk});
+            if (bias.defined()) scores.view({B, KVH, G, T, Tk}).add_(bias);
             auto probs = torch::softmax(scores, -1);
             if (dtype_ != torch::kFloat32) probs = probs.to(dtype_);
             auto attn = torch::matmul(probs, v)                       // [B, KVH, G*T, hd]
@@ -286,7 +286,7 @@ public:
             if (options.capture_hidden) out.hidden_states.push_back(x);
         }
         auto normed = rmsNorm(x, final_norm_);
-        if (options.capture_hidden) out.final_normed = normed;
+        out.final_normed = normed;   // always: cheap, and lets callers apply lmHead to a few rows
         if (options.compute_logits) out.logits = torch::linear(normed, lm_head_).to(torch::kFloat32);
         return out;
     }
@@ -302,9 +302,10 @@ public:
         auto ids = torch::tensor(prompt_ids, torch::kLong).view({1, -1});
         int64_t total = static_cast<int64_t>(prompt_ids.size());
         ForwardOptions fo;
+        fo.compute_logits = false;   // only the last position's logits are needed
         while (total < limit) {
             auto out = forward(ids, {}, &cache, fo);
-            const int64_t next = out.logits[0][out.logits.size(1) - 1].argmax().item<int64_t>();
+            const int64_t next = lmHead(out.final_normed[0][out.final_normed.size(1) - 1]).argmax().item<int64_t>();
             generated.push_back(next);
             ++total;
             if (on_token && !on_token(next)) break;
