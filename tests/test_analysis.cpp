@@ -9,6 +9,8 @@
 #include <filesystem>
 #include <fstream>
 #include <random>
+#include <thread>
+#include <atomic>
 
 #include "analysis/analysis_json.h"
 #include "analysis/layer_analyzer.h"
@@ -490,4 +492,43 @@ TEST(AnalysisJson, OptionsAndSnapshotRoundTrip) {
     for (size_t i = 0; i < s.cka.size(); ++i) EXPECT_DOUBLE_EQ(s2.cka[i], s.cka[i]);
     EXPECT_EQ(s2.entropy_filtered, s.entropy_filtered);
     EXPECT_TRUE(js["entropy_threshold_nats"].is_null());
+}
+
+TEST(LayerAnalyzer, SnapshotsWhileAWorkerAddsPrompts) {
+    const int64_t L = 3, d = 6;
+    std::vector<wl::CapturedPrompt> ps;
+    for (int i = 0; i < 40; ++i) ps.push_back(makePrompt(i, L, 8, d, 1200 + i));
+    wl::AnalysisOptions o;
+    o.filter.warmup_tokens = 50;
+    o.cka_batch_tokens = 16;
+    wl::LayerAnalyzer an(o);
+    std::atomic<bool> done{false};
+    std::thread worker([&] {
+        for (auto& p : ps) an.add(p);
+        done = true;
+    });
+    int64_t last_kept = 0;
+    int snapshots = 0;
+    while (!done.load()) {
+        auto s = an.snapshot(false);
+        EXPECT_GE(s.tokens_kept, last_kept);  // monotone while streaming
+        last_kept = s.tokens_kept;
+        ++snapshots;
+    }
+    worker.join();
+    an.finish();
+    auto s = an.snapshot(true);
+    EXPECT_EQ(s.prompts_seen, 40);
+    EXPECT_EQ(s.tokens_pending, 0);
+    EXPECT_TRUE(s.threshold_frozen);
+    EXPECT_GT(s.tokens_kept, 0);
+    EXPECT_GT(snapshots, 0);
+    // Same stream, single thread: identical result.
+    wl::LayerAnalyzer again(o);
+    for (auto& p : ps) again.add(p);
+    again.finish();
+    auto t = again.snapshot(true);
+    EXPECT_EQ(t.tokens_kept, s.tokens_kept);
+    for (int64_t h = 0; h < L; ++h) EXPECT_DOUBLE_EQ(t.entropy_filtered[h], s.entropy_filtered[h]);
+    EXPECT_THROW(an.add(ps[0]), wl::Error);  // after finish()
 }

@@ -10,6 +10,8 @@
 #include <nlohmann/json.hpp>
 
 #include "capture/capture_runner.h"
+#include "capture/capture_writer.h"
+#include "io/safetensors.h"
 #include "model/causal_lm.h"
 #include "model/synthetic_checkpoint.h"
 #include "tokenizer/tokenizer.h"
@@ -202,4 +204,45 @@ TEST(Capture, ChatTemplateWrapsMessages) {
     auto expect1 = tok->encode(tok->applyChatTemplate({{"user", "plain text"}}, "llama2"), false);
     if (expect1.empty() || expect1[0] != tok->bosId()) expect1.insert(expect1.begin(), tok->bosId());
     EXPECT_EQ(out[1].token_ids, expect1);
+}
+
+TEST(Capture, WriterLayoutRoundTrips) {
+    const fs::path dir = fs::path(WAVELAB_TEST_WORK_DIR) / "capture" / "writer";
+    fs::remove_all(dir);
+    auto m = wl::CausalLM::load(kCheckpoint, {"cpu", "float32"});
+    auto tok = wl::loadTokenizer(kTokenizer);
+    auto set = prompts();
+    wl::CaptureOptions o;
+    o.max_prompts = 3;
+    auto captured = capture(*m, *tok, set, o);
+    wl::CaptureWriter writer(dir.string());
+    for (auto p : captured) writer.add(std::move(p));   // copies: `captured` stays the reference
+    wl::CaptureManifestInfo info;
+    info.model = m->config();
+    const std::string file = writer.finish(info);
+    wl::SafetensorsFile f(file);
+    const int64_t N = writer.numTokens();
+    ASSERT_EQ(f.get("prompt_offsets").shape, (std::vector<int64_t>{4}));
+    const auto* off = reinterpret_cast<const int64_t*>(f.get("prompt_offsets").data);
+    const auto* ids = reinterpret_cast<const int64_t*>(f.get("token_ids").data);
+    const auto* ent = reinterpret_cast<const float*>(f.get("token_entropy").data);
+    EXPECT_EQ(off[3], N);
+    for (int64_t h = 0; h < 6; ++h) {
+        const auto& v = f.get("hidden_states." + std::to_string(h));
+        ASSERT_EQ(v.shape, (std::vector<int64_t>{N, 64}));
+        const auto* data = reinterpret_cast<const float*>(v.data);
+        for (size_t p = 0; p < captured.size(); ++p)
+            for (int64_t t = 0; t < captured[p].num_tokens; ++t)
+                for (int64_t d = 0; d < 64; d += 7)
+                    ASSERT_EQ(data[(off[p] + t) * 64 + d], captured[p].row(h, t)[d]);
+    }
+    for (size_t p = 0; p < captured.size(); ++p)
+        for (int64_t t = 0; t < captured[p].num_tokens; ++t) {
+            EXPECT_EQ(ids[off[p] + t], captured[p].token_ids[t]);
+            EXPECT_EQ(ent[off[p] + t], captured[p].token_entropy[t]);
+        }
+    auto manifest = nlohmann::json::parse(wl::readFile((dir / "manifest.json").string()));
+    EXPECT_EQ(manifest["num_tokens"], N);
+    EXPECT_EQ(manifest["num_layers"], 5);
+    EXPECT_EQ(manifest["convention"], wl::hiddenStateConventionText());
 }

@@ -27,14 +27,16 @@ const QColor kHighlightColour(148, 103, 189);   // tab:purple
 QList<QPointF> pointsFor(const std::vector<double>& values) {
     QList<QPointF> points;
     points.reserve(static_cast<qsizetype>(values.size()));
-    for (size_t h = 0; h < values.size(); ++h) points.append(QPointF(static_cast<double>(h), values[h]));
+    // Non-finite values (a live snapshot before enough tokens) are left out, not drawn.
+    for (size_t h = 0; h < values.size(); ++h)
+        if (std::isfinite(values[h])) points.append(QPointF(static_cast<double>(h), values[h]));
     return points;
 }
 
 QList<QPointF> markersFor(const std::vector<int>& layers, const std::vector<double>& values) {
     QList<QPointF> points;
     for (int h : layers)
-        if (h >= 0 && static_cast<size_t>(h) < values.size()) points.append(QPointF(h, values[static_cast<size_t>(h)]));
+        if (h >= 0 && static_cast<size_t>(h) < values.size() && std::isfinite(values[static_cast<size_t>(h)])) points.append(QPointF(h, values[static_cast<size_t>(h)]));
     return points;
 }
 
@@ -81,15 +83,15 @@ ActivationWaveChart::ActivationWaveChart(QWidget* parent) : QChartView(parent) {
     unfiltered_->setName(QStringLiteral("all tokens"));
     unfiltered_->setPen(QPen(kUnfilteredColour, 2.0, Qt::DashLine));
     filtered_ = new QLineSeries;
-    filtered_->setName(QStringLiteral("entropy-filtered tokens"));
+    filtered_->setName(QStringLiteral("filtered tokens"));
     filtered_->setPen(QPen(kFilteredColour, 2.6));
     filtered_->setPointsVisible(true);
     highlighted_ = makeMarkers(QStringLiteral("beam candidate"), QColor(0, 0, 0, 0), QScatterSeries::MarkerShapeCircle, 24);
     highlighted_->setPen(QPen(kHighlightColour, 3.0));
     highlighted_->setBrush(Qt::NoBrush);
-    eagle2_ = makeMarkers(QStringLiteral("EAGLE2 (top layer)"), kEagle2Colour, QScatterSeries::MarkerShapeRectangle, 11);
-    eagle3_ = makeMarkers(QStringLiteral("EAGLE3 [2, L/2, L-3]"), kEagle3Colour, QScatterSeries::MarkerShapeTriangle, 14);
-    chosen_ = makeMarkers(QStringLiteral("chosen (ELSI)"), kChosenColour, QScatterSeries::MarkerShapeStar, 20);
+    eagle2_ = makeMarkers(QStringLiteral("EAGLE2"), kEagle2Colour, QScatterSeries::MarkerShapeRectangle, 11);
+    eagle3_ = makeMarkers(QStringLiteral("EAGLE3"), kEagle3Colour, QScatterSeries::MarkerShapeTriangle, 14);
+    chosen_ = makeMarkers(QStringLiteral("ELSI choice"), kChosenColour, QScatterSeries::MarkerShapeStar, 20);
 
     for (QXYSeries* s : std::initializer_list<QXYSeries*>{unfiltered_, filtered_, highlighted_, eagle2_, eagle3_, chosen_}) {
         chart->addSeries(s);

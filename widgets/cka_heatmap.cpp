@@ -21,9 +21,9 @@ struct HeatmapLayout {
     double cell = 0;
 };
 
-HeatmapLayout layoutFor(const QRectF& target, int n) {
+HeatmapLayout layoutFor(const QRectF& target, int n, bool title_visible = true) {
     HeatmapLayout l;
-    const double title_h = 28, left = 52, bottom = 44, bar_w = 16, bar_gap = 18, bar_labels = 44;
+    const double title_h = title_visible ? 28 : 0, left = 52, bottom = 44, bar_w = 16, bar_gap = 18, bar_labels = 44;
     l.title = QRectF(target.left(), target.top() + 4, target.width(), title_h);
     const double avail_w = target.width() - left - bar_gap - bar_w - bar_labels - 8;
     const double avail_h = target.height() - title_h - bottom - 8;
@@ -70,7 +70,7 @@ void CkaHeatmap::paintFigure(QPainter& p, const QRectF& target, const CkaData& d
     base.setPixelSize(13);   // pixel sizes: independent of the device DPI (PNG at 300 DPI, PDF)
     p.setFont(base);
     const int n = data.size;
-    const HeatmapLayout l = layoutFor(target, n);
+    const HeatmapLayout l = layoutFor(target, n, !title.isEmpty());
 
     QFont title_font = base;
     title_font.setPixelSize(16);
@@ -167,7 +167,7 @@ void CkaHeatmap::paintFigure(QPainter& p, const QRectF& target, const CkaData& d
 QPoint CkaHeatmap::cellAt(const QPointF& pos) const {
     const int n = data_.size;
     if (n <= 0) return {-1, -1};
-    const HeatmapLayout l = layoutFor(QRectF(rect()), n);
+    const HeatmapLayout l = layoutFor(QRectF(rect()), n, !title_.isEmpty());
     if (!l.matrix.contains(pos)) return {-1, -1};
     const int j = std::clamp(static_cast<int>((pos.x() - l.matrix.left()) / l.cell), 0, n - 1);
     const int i = std::clamp(static_cast<int>((pos.y() - l.matrix.top()) / l.cell), 0, n - 1);

@@ -241,13 +241,23 @@ void buildScene(vtkRenderer* renderer, const SurfaceData& s) {
     vtkNew<vtkCubeAxesActor> axes;
     axes->SetBounds(0, x_extent, 0, y_extent * y_scale, 0, z_extent);
     axes->SetXAxisRange(0, x_extent);
-    axes->SetYAxisRange(0, 1);
+    axes->SetYAxisRange(1, s.cols);
     axes->SetZAxisRange(lo, hi);
     axes->SetXTitle(s.row_title.c_str());
     axes->SetYTitle(s.col_title.c_str());
     axes->SetZTitle(s.value_title.c_str());
     axes->SetCamera(renderer->GetActiveCamera());
     axes->SetFlyModeToOuterEdges();
+    axes->SetLabelScaling(false, 0, 0, 0);   // keep the formats below
+    axes->SetXLabelFormat("%.0f");
+    axes->SetYLabelFormat("%.0f");
+    axes->SetZLabelFormat("%.2f");
+    axes->SetScreenSize(9.0);
+    axes->SetLabelOffset(12);
+    axes->SetTitleOffset(18);
+    axes->XAxisMinorTickVisibilityOff();
+    axes->YAxisMinorTickVisibilityOff();
+    axes->ZAxisMinorTickVisibilityOff();
     axes->SetGridLineLocation(vtkCubeAxesActor::VTK_GRID_LINES_FURTHEST);
     axes->DrawXGridlinesOn();
     axes->DrawYGridlinesOn();
@@ -268,6 +278,10 @@ void buildScene(vtkRenderer* renderer, const SurfaceData& s) {
     bar->SetLookupTable(lut);
     bar->SetTitle(s.value_title.c_str());
     bar->SetNumberOfLabels(5);
+    bar->SetLabelFormat("%.2f");
+    bar->UnconstrainedFontSizeOn();
+    bar->GetLabelTextProperty()->SetFontSize(12);
+    bar->GetTitleTextProperty()->SetFontSize(12);
     bar->SetWidth(0.08);
     bar->SetHeight(0.6);
     bar->SetPosition(0.9, 0.2);
@@ -280,7 +294,7 @@ void buildScene(vtkRenderer* renderer, const SurfaceData& s) {
     camera->SetPosition(x_extent * 1.9, -y_extent * y_scale * 1.3, z_extent * 2.6);
     camera->SetViewUp(0, 0, 1);
     renderer->ResetCamera();
-    camera->Zoom(0.92);
+    camera->Zoom(0.85);
 }
 
 }  // namespace

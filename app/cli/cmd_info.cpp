@@ -4,7 +4,7 @@
 #include <sstream>
 
 #include "command.h"
-#include "model/causal_lm.h"
+#include "model/read_model_config.h"
 #include "model/synthetic_checkpoint.h"
 
 namespace wl::cli {
@@ -26,7 +26,7 @@ std::string megabytes(double bytes) {
 int runInfo(const Args& args) {
     args.allowOnly({"model"});
     const std::string path = args.get("model");
-    const ModelConfig c = CausalLM::readConfig(path);
+    const ModelConfig c = readModelConfig(path);
     const int64_t params = c.numParameters();
     const int64_t disk_bytes_per = c.torch_dtype == "float32" ? 4 : 2;
     std::ostringstream o;

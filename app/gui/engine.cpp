@@ -8,6 +8,7 @@
 #include <QThread>
 #include <QThreadPool>
 #include <algorithm>
+#include <fstream>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -32,15 +33,13 @@ QString ModelSummary::fitMessage() const {
 }
 
 double memAvailableBytes() {
-    QFile f(QStringLiteral("/proc/meminfo"));
-    if (!f.open(QIODevice::ReadOnly)) return 0;
-    while (!f.atEnd()) {
-        const QByteArray line = f.readLine();
-        if (line.startsWith("MemAvailable:")) {
-            const QList<QByteArray> parts = line.simplified().split(' ');
-            if (parts.size() >= 2) return parts[1].toDouble() * 1024.0;   // kB
-        }
-    }
+    // /proc files report size 0, so read them as a stream rather than through QFile::atEnd.
+    std::ifstream in("/proc/meminfo");
+    std::string key;
+    double kb = 0;
+    std::string unit;
+    while (in >> key >> kb >> unit)
+        if (key == "MemAvailable:") return kb * 1024.0;
     return 0;
 }
 
@@ -92,8 +91,8 @@ SurfaceColumn surfaceColumn(const CapturedPrompt& p, int max_tokens, double alph
 
 SurfaceData surfaceFrom(std::vector<SurfaceColumn> cols, int64_t num_states) {
     SurfaceData s;
-    s.col_title = "prompt (by mean token entropy)";
-    s.value_title = "matrix entropy";
+    s.col_title = "prompt (by token entropy)";
+    s.value_title = "entropy";
     cols.erase(std::remove_if(cols.begin(), cols.end(), [](const SurfaceColumn& c) { return c.entropy.empty(); }), cols.end());
     std::stable_sort(cols.begin(), cols.end(),
                      [](const SurfaceColumn& a, const SurfaceColumn& b) { return a.mean_token_entropy < b.mean_token_entropy; });

@@ -119,6 +119,7 @@ void MainWindow::buildUi() {
     wave_ = new ActivationWaveChart(this);
     wave_->setMinimumHeight(260);
     heatmap_ = new CkaHeatmap(this);
+    heatmap_->setTitle(QString());   // the frame heading names it; exports keep their title
     surface_ = new EntropySurfaceView(this);
 
     auto* wave_box = new QWidget(this);
@@ -178,7 +179,7 @@ void MainWindow::buildUi() {
     left_scroll->setWidget(left);
     left_scroll->setWidgetResizable(true);
     left_scroll->setFrameShape(QFrame::NoFrame);
-    auto* left_dock = new QDockWidget(tr("Model && calibration"), this);
+    auto* left_dock = new QDockWidget(tr("Model & calibration"), this);
     left_dock->setObjectName(QStringLiteral("modelDock"));
     left_dock->setWidget(left_scroll);
     left_dock->setMinimumWidth(340);
@@ -189,7 +190,8 @@ void MainWindow::buildUi() {
     auto* right_dock = new QDockWidget(tr("Layer selection"), this);
     right_dock->setObjectName(QStringLiteral("selectionDock"));
     right_dock->setWidget(selection_panel_);
-    right_dock->setMinimumWidth(340);
+    right_dock->setMinimumWidth(330);
+    right_dock->setMaximumWidth(520);
     addDockWidget(Qt::RightDockWidgetArea, right_dock);
 
     status_model_ = new QLabel(tr("no model"), this);

@@ -50,7 +50,7 @@ struct AnalysisOptions {
     EntropyNormalization normalization = EntropyNormalization::Raw;
 
     // Matrix-entropy variants ("Layer by Layer", Skean et al. 2025):
-    bool token_level = true;        // all kept tokens of the data set as one matrix (default)
+    bool token_level = true;        // all kept tokens as one matrix (default; always computed: ELSI needs it)
     bool prompt_level = false;      // per prompt (its kept tokens), averaged over prompts
     bool dataset_level = false;     // one mean-pooled row per prompt (keeps P x states x D floats)
     bool unfiltered_curve = true;   // also a token-level curve over all non-dropped tokens
@@ -65,7 +65,7 @@ struct AnalysisOptions {
 
     // Live snapshots eigen-solve D x D per state only when D <= this; above it a live
     // snapshot reports the alpha = 2 curve (no eigensolve) and says so (curve_alpha).
-    int64_t live_eig_max_dim = 1024;
+    int64_t live_eig_max_dim = 512;
 
     BoundaryOptions boundaries;
 };

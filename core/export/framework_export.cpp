@@ -152,7 +152,6 @@ ExportOutput exportSelection(const SelectionReport& r, ExportFormat f) {
     if (needsThree(f) && states.size() != 3)
         out.warnings.push_back(std::string(toString(f)) + ": its EAGLE3 draft head fuses exactly 3 hidden states "
                                "(fc input 3 x hidden); this set has " + std::to_string(states.size()));
-    for (const auto& w : r.selection.warnings) out.warnings.push_back(w);
     json j;
     switch (f) {
         case ExportFormat::Vllm: j["eagle_aux_hidden_state_layer_ids"] = ids; break;

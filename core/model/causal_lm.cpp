@@ -7,6 +7,7 @@
 #include "io/safetensors.h"
 #include "model/hf_config.h"
 #include "model/llama2c_header.h"
+#include "model/read_model_config.h"
 #include "model/transformer_lm.h"
 #include "util/atomic_file.h"
 #include "util/error.h"
@@ -46,6 +47,18 @@ std::string diskDtypeName(DType d) {
 bool isHfDirectory(const std::string& path) {
     std::error_code ec;
     return fs::is_directory(path, ec);
+}
+
+// A file inside an HF directory (config.json, *.safetensors, the index json) stands for the directory.
+bool isHfFile(const std::string& path) {
+    const fs::path p(path);
+    return p.filename() == "config.json" || p.extension() == ".safetensors" ||
+           p.filename().string().find(".index.json") != std::string::npos;
+}
+
+std::string hfDirOf(const std::string& path) {
+    auto dir = fs::path(path).parent_path();
+    return dir.empty() ? std::string(".") : dir.string();
 }
 
 std::string configPathOf(const std::string& dir) {
@@ -140,7 +153,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, const LoadOpti
     std::error_code ec;
     if (!fs::exists(path, ec)) throw Error(path, "no such file or directory");
     if (isHfDirectory(path)) return loadHf(path, options);
-    if (fs::path(path).filename() == "config.json") return loadHf(fs::path(path).parent_path().string(), options);
+    if (isHfFile(path)) return loadHf(hfDirOf(path), options);
     return loadLlama2c(path, options);
 }
 
@@ -148,9 +161,11 @@ ModelConfig CausalLM::readConfig(const std::string& path) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw Error(path, "no such file or directory");
     if (isHfDirectory(path)) return readHfConfigWithDiskDtype(path);
-    if (fs::path(path).filename() == "config.json") return readHfConfigWithDiskDtype(fs::path(path).parent_path().string());
+    if (isHfFile(path)) return readHfConfigWithDiskDtype(hfDirOf(path));
     return readLlama2cHeader(path).config;
 }
+
+ModelConfig readModelConfig(const std::string& path) { return CausalLM::readConfig(path); }
 
 void saveAsHuggingFace(const CausalLM& model, const std::string& out_dir) {
     makeDirectories(out_dir);
