@@ -221,6 +221,8 @@ DraftTrainResult trainDraft(CausalLM& target, const std::vector<std::vector<int6
     if (o.threads > 0) at::set_num_threads(static_cast<int>(o.threads));
     const ModelConfig& mc = target.config();
     const torch::Device device = target.device();
+    // Check the layers before the (possibly long) generation phase.
+    draftConfigForTarget(mc, o.layers, o.draft_vocab_size);
     DraftTrainProgress prog;
     prog.total_steps = o.steps;
 
