@@ -147,3 +147,26 @@ TEST(DraftTraining, CancelAndResumeEqualsOneRun) {
     for (const auto& item : a->named_parameters())
         EXPECT_TRUE(torch::equal(item.value(), c->named_parameters()[item.key()])) << item.key();
 }
+
+TEST(DraftTraining, DiskCacheGivesTheSameResult) {
+    FakeTarget target;
+    auto data = prompts(5, 5, 4);
+    auto plain = wl::trainDraft(target, data, smallRun(workDir("nocache"), 6));
+    const auto cache = workDir("cache");
+    auto o = smallRun(workDir("withcache"), 6);
+    o.cache_dir = cache;
+    auto first = wl::trainDraft(target, data, o);    // fills the cache
+    int64_t files = 0;
+    for (const auto& e : fs::directory_iterator(cache)) files += e.path().extension() == ".pt" ? 1 : 0;
+    EXPECT_EQ(files, 5);
+    o.out_dir = workDir("withcache2");
+    auto second = wl::trainDraft(target, data, o);   // reads it back
+    EXPECT_NEAR(first.final_loss, plain.final_loss, 1e-5);
+    EXPECT_NEAR(second.final_loss, plain.final_loss, 1e-5);
+    // 5 sequences of 29 tokens, 3 aux states of 32, draft vocab 40: (96 + 40) * 4 bytes each.
+    EXPECT_EQ(wl::estimateDraftCacheBytes(5, 29, 32, 3, 40), 5 * 29 * (96 + 40) * 4);
+    // A cache from another run (different layers) is rejected, not silently used.
+    o.layers = {1, 2};
+    o.out_dir = workDir("withcache3");
+    EXPECT_THROW(wl::trainDraft(target, data, o), wl::Error);
+}

@@ -252,7 +252,7 @@ void buildScene(vtkRenderer* renderer, const SurfaceData& s) {
     axes->SetXLabelFormat("%.0f");
     axes->SetYLabelFormat("%.0f");
     axes->SetZLabelFormat("%.2f");
-    axes->SetScreenSize(9.0);
+    axes->SetScreenSize(7.0);
     axes->SetLabelOffset(12);
     axes->SetTitleOffset(18);
     axes->XAxisMinorTickVisibilityOff();
@@ -284,17 +284,17 @@ void buildScene(vtkRenderer* renderer, const SurfaceData& s) {
     bar->GetTitleTextProperty()->SetFontSize(12);
     bar->SetWidth(0.08);
     bar->SetHeight(0.6);
-    bar->SetPosition(0.9, 0.2);
+    bar->SetPosition(0.86, 0.15);
     bar->GetTitleTextProperty()->SetColor(0.1, 0.1, 0.1);
     bar->GetLabelTextProperty()->SetColor(0.1, 0.1, 0.1);
     renderer->AddActor2D(bar);
 
     vtkCamera* camera = renderer->GetActiveCamera();
     camera->SetFocalPoint(x_extent / 2, y_extent * y_scale / 2, z_extent / 2);
-    camera->SetPosition(x_extent * 1.9, -y_extent * y_scale * 1.3, z_extent * 2.6);
+    camera->SetPosition(x_extent * 2.2, -y_extent * y_scale * 1.4, z_extent * 2.0);
     camera->SetViewUp(0, 0, 1);
     renderer->ResetCamera();
-    camera->Zoom(0.85);
+    camera->Zoom(0.9);
 }
 
 }  // namespace

@@ -47,10 +47,12 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     progress_->setValue(0);
     layout->addWidget(progress_);
     status_ = new QLabel(tr("Ready."), this);
+    status_->setObjectName(QStringLiteral("draftStatus"));
     status_->setWordWrap(true);
     layout->addWidget(status_);
     auto* buttons = new QDialogButtonBox(this);
-    start_ = buttons->addButton(tr("Start training"), QDialogButtonBox::AcceptRole);
+    start_ = buttons->addButton(tr("Start training"), QDialogButtonBox::ActionRole);
+    start_->setObjectName(QStringLiteral("startTraining"));
     close_ = buttons->addButton(QDialogButtonBox::Close);
     layout->addWidget(buttons);
     connect(browse, &QPushButton::clicked, this, [this] {

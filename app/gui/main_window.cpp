@@ -191,7 +191,7 @@ void MainWindow::buildUi() {
     right_dock->setObjectName(QStringLiteral("selectionDock"));
     right_dock->setWidget(selection_panel_);
     right_dock->setMinimumWidth(330);
-    right_dock->setMaximumWidth(520);
+    right_dock->setMaximumWidth(430);
     addDockWidget(Qt::RightDockWidgetArea, right_dock);
 
     status_model_ = new QLabel(tr("no model"), this);
@@ -277,7 +277,10 @@ void MainWindow::buildMenus() {
     teaching_action_ = view->addAction(tr("&Teaching mode"));
     teaching_action_->setCheckable(true);
     connect(teaching_action_, &QAction::toggled, this, &MainWindow::setTeachingMode);
-    demo_action_ = view->addAction(tr("Run the &guided demo (stories260K)"), this, [this] { runDemo(); });
+    demo_action_ = view->addAction(tr("Run the &guided demo (stories260K)"), this, [this] {
+        setTeachingMode(true);
+        runDemo();
+    });
 
     QMenu* help = menuBar()->addMenu(tr("&Help"));
     help->addAction(tr("&About WaveLab"), this, [this] {
@@ -515,7 +518,6 @@ void MainWindow::runDemo(const QString& model_path) {
     QString path = model_path;
     if (path.isEmpty()) path = QStringLiteral(WAVELAB_MODELS_DIR "/stories260K/stories260K.bin");
     if (engine_->isBusy()) return;
-    setTeachingMode(true);
     teaching_banner_->setText(tr("<b>Guided demo.</b> 1) load the tiny stories260K model, 2) stream the bundled calibration "
                                  "prompts through it and watch the wave build up, 3) let ELSI-C pick 3 layers. "
                                  "Each view explains itself in its yellow caption."));

@@ -4,6 +4,7 @@
 
 #include <QApplication>
 #include <QImage>
+#include <QMouseEvent>
 #include <QLineSeries>
 #include <QRegularExpression>
 #include <QScatterSeries>
@@ -105,7 +106,9 @@ TEST(CkaHeatmap, HoverAndClickReportTheCell) {
                 break;
             }
     ASSERT_GE(target.x(), 0);
-    QTest::mouseMove(&heatmap, target);
+    // A synthetic move event: QTest::mouseMove goes through the window system (asynchronous on X).
+    QMouseEvent move(QEvent::MouseMove, QPointF(target), heatmap.mapToGlobal(QPointF(target)), Qt::NoButton, Qt::NoButton, Qt::NoModifier);
+    QApplication::sendEvent(&heatmap, &move);
     QTest::mouseClick(&heatmap, Qt::LeftButton, {}, target);
     ASSERT_EQ(clicked.count(), 1);
     EXPECT_EQ(clicked[0][0].toInt(), 4);

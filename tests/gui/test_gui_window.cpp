@@ -6,6 +6,8 @@
 #include <QApplication>
 #include <QSpinBox>
 #include <QImage>
+#include <QLabel>
+#include <QThread>
 #include <QLineSeries>
 #include <QProcess>
 #include <QPushButton>
@@ -19,6 +21,8 @@
 #include "activation_wave_chart.h"
 #include "calibration_panel.h"
 #include "cka_heatmap.h"
+#include "draft_dialog.h"
+#include "util/cancel.h"
 #include "engine.h"
 #include "entropy_surface_view.h"
 #include "figure_data_io.h"
@@ -67,6 +71,7 @@ protected:
         // While running, the UI thread stays responsive: the event loop keeps turning.
         ASSERT_TRUE(waitFor(done, 300000)) << (errors.isEmpty() ? "" : errors[0][0].toString().toStdString());
         progress_count_ = progress.count();
+        live_count_ = live.count();
 
         QSignalSpy selected(window_, &MainWindow::selectionCompleted);
         QSignalSpy steps(window_->engine(), &Engine::selectionStep);
@@ -83,12 +88,14 @@ protected:
 
     static MainWindow* window_;
     static int progress_count_;
+    static int live_count_;
     static int step_count_;
 };
 
 MainWindow* WindowPipeline::window_ = nullptr;
 int WindowPipeline::progress_count_ = 0;
 int WindowPipeline::step_count_ = 0;
+int WindowPipeline::live_count_ = 0;
 
 }  // namespace
 
@@ -108,6 +115,7 @@ TEST_F(WindowPipeline, ChartsHaveOnePointPerHiddenState) {
         for (int j = 0; j < kStates; ++j) EXPECT_NEAR(cka.at(i, j), cka.at(j, i), 1e-9);
     }
     EXPECT_GE(progress_count_, 1);
+    EXPECT_GE(live_count_, 1) << "no live snapshot reached the window during the run";
     EXPECT_EQ(window_->surfaceView()->surface().rows, kStates);
     EXPECT_GE(window_->surfaceView()->surface().cols, 2);
 }
@@ -207,6 +215,82 @@ TEST_F(WindowPipeline, ScreenshotIsKeptAsArtifact) {
     ASSERT_TRUE(image.save(test::artifactDir() + name));
 }
 
+TEST(WindowControls, PauseHoldsAndCancelStopsTheRun) {
+    MainWindow window;
+    window.setInteractive(false);
+    QSignalSpy ready(&window, &MainWindow::modelReady);
+    window.openModel(kModel);
+    window.loadModel();
+    ASSERT_TRUE(waitFor(ready, 60000));
+    window.calibrationPanel()->promptsSpin()->setValue(64);
+    window.calibrationPanel()->tokensSpin()->setValue(64);
+    QSignalSpy progress(window.engine(), &Engine::runProgress);
+    QSignalSpy cancelled(window.engine(), &Engine::runCancelled);
+    QSignalSpy finished(window.engine(), &Engine::runFinished);
+    window.startRun();
+    ASSERT_TRUE(waitFor(progress, 60000));
+    QTest::mouseClick(window.calibrationPanel()->pauseButton(), Qt::LeftButton);
+    EXPECT_TRUE(window.engine()->isPaused());
+    QTest::qWait(1500);   // the batch in flight still finishes and reports
+    const int held = progress.count();
+    QTest::qWait(800);
+    EXPECT_EQ(progress.count(), held) << "progress while paused";
+    EXPECT_TRUE(window.engine()->isBusy());
+    QTest::mouseClick(window.calibrationPanel()->pauseButton(), Qt::LeftButton);   // resume
+    EXPECT_FALSE(window.engine()->isPaused());
+    QTest::mouseClick(window.calibrationPanel()->cancelButton(), Qt::LeftButton);
+    ASSERT_TRUE(waitFor(cancelled, 60000) || finished.count() > 0);
+    QTest::qWait(50);
+    EXPECT_FALSE(window.engine()->isBusy());
+    EXPECT_TRUE(window.calibrationPanel()->startButton()->isEnabled());
+    EXPECT_FALSE(window.hasRunResult() && cancelled.count() > 0);
+}
+
+namespace {
+// Stands in for core/draft: reports three steps from the worker thread, or waits to be cancelled.
+class FakeTrainer : public DraftTrainingService {
+public:
+    bool wait_for_cancel = false;
+    DraftTrainingRequest seen;
+    QString train(const DraftTrainingRequest& r, CancelToken* cancel,
+                  const std::function<void(const DraftTrainingUpdate&)>& progress) override {
+        seen = r;
+        for (int step = 1; step <= 3; ++step) progress({QStringLiteral("training"), step, 3, 1.0 / step, 0.1 * step});
+        while (wait_for_cancel) {
+            cancel->checkpoint();
+            QThread::msleep(10);
+        }
+        return QStringLiteral("fake training done");
+    }
+};
+}  // namespace
+
+TEST(DraftDialogTest, TrainsOnWorkerAndCancels) {
+    FakeTrainer trainer;
+    DraftTrainingRequest request;
+    request.layers = {1, 3, 5};
+    request.out_dir = test::workDir(QStringLiteral("draft"));
+    {
+        DraftDialog dialog(request, &trainer);
+        auto* start = dialog.findChild<QPushButton*>(QStringLiteral("startTraining"));
+        auto* status = dialog.findChild<QLabel*>(QStringLiteral("draftStatus"));
+        ASSERT_TRUE(start && status);
+        start->click();
+        EXPECT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("fake training done")); }, 10000))
+            << status->text().toStdString();
+        EXPECT_EQ(trainer.seen.layers, request.layers);
+    }
+    trainer.wait_for_cancel = true;
+    DraftDialog dialog(request, &trainer);
+    auto* status = dialog.findChild<QLabel*>(QStringLiteral("draftStatus"));
+    dialog.findChild<QPushButton*>(QStringLiteral("startTraining"))->click();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("step 3 / 3")); }, 10000)) << status->text().toStdString();
+    // The Close button reads "Cancel" while training runs.
+    for (QPushButton* b : dialog.findChildren<QPushButton*>())
+        if (b->text() == QStringLiteral("Cancel")) b->click();
+    EXPECT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("Cancelled")); }, 10000)) << status->text().toStdString();
+}
+
 TEST(WindowErrors, MissingModelIsReportedNotLoaded) {
     MainWindow window;
     window.setInteractive(false);
@@ -231,6 +315,36 @@ TEST(WindowErrors, MemoryEstimateComparesWithMemAvailable) {
     EXPECT_GT(s.available_bytes, 0);
     EXPECT_TRUE(s.fits);
     EXPECT_EQ(s.fits, s.estimate_bytes <= s.available_bytes);
+}
+
+TEST(WindowErrors, ModelThatWillNotFitIsRefused) {
+    // A Llama-3-70B-sized config (no weights needed: only the config is read before loading).
+    const QString dir = test::workDir(QStringLiteral("huge_model"));
+    writeFileAtomic((dir + QStringLiteral("/config.json")).toStdString(), R"({
+        "architectures": ["LlamaForCausalLM"], "model_type": "llama", "vocab_size": 128256,
+        "hidden_size": 8192, "intermediate_size": 28672, "num_hidden_layers": 80,
+        "num_attention_heads": 64, "num_key_value_heads": 8, "max_position_embeddings": 8192,
+        "rms_norm_eps": 1e-5, "rope_theta": 500000.0, "torch_dtype": "bfloat16"})");
+    ModelSummary s;
+    try {
+        s = Engine::inspect(dir);
+    } catch (const Error& e) {
+        GTEST_SKIP() << "config-only HF directory not readable here: " << e.what();
+    }
+    ASSERT_GT(s.weight_bytes, 200e9);
+    if (s.available_bytes > s.estimate_bytes) GTEST_SKIP() << "this machine has enough memory for 70B";
+    EXPECT_FALSE(s.fits);
+    EXPECT_TRUE(s.fitMessage().contains(QStringLiteral("will not fit")));
+    MainWindow window;
+    window.setInteractive(false);
+    window.openModel(dir);
+    EXPECT_FALSE(window.modelPanel()->loadButton()->isEnabled());
+    QSignalSpy errors(&window, &MainWindow::errorShown);
+    window.loadModel();
+    ASSERT_EQ(errors.count(), 1);
+    EXPECT_TRUE(errors[0][0].toString().contains(QStringLiteral("will not fit"))) << errors[0][0].toString().toStdString();
+    EXPECT_FALSE(window.engine()->isBusy());
+    EXPECT_FALSE(window.engine()->hasModel());
 }
 
 TEST(WavelabBinary, HeadlessScreenshotAfterRun) {
