@@ -40,8 +40,8 @@ int main(int argc, char** argv) {
     const bool quick = args.flag("--quick");
     const int64_t L = args.getInt("--states", 37), D = args.getInt("--dim", quick ? 512 : 1024), T = 512;
     const auto token_sizes = parseList(args.get("--tokens", quick ? "1024,4096" : "2048,8192"));
-    const auto reservoirs = parseList(args.get("--reservoirs", quick ? "256" : "256,1024"));
-    const long long exhaustive_max_r = args.getInt("--exhaustive-max-reservoir", 256);
+    const auto reservoirs = parseList(args.get("--reservoirs", quick ? "128" : "128,1024"));
+    const long long exhaustive_max_r = args.getInt("--exhaustive-max-reservoir", 128);
     printMachine("bench_elsi");
     std::printf("# L=%lld states (HF hidden_states of a 36-layer model), D=%lld, synthetic data (bench_data.h), "
                 "objective concat, alpha=1; candidates h=1..%lld\n", (long long)L, (long long)D, (long long)L - 1);

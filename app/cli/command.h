@@ -22,9 +22,12 @@ public:
     bool flag(const std::string& name) const { return has(name); }
     // Throws wl::Error for any --option not in `known` (catches typos).
     void allowOnly(const std::vector<std::string>& known) const;
+    // The arguments as given (for commands that hand them to another process).
+    const std::vector<std::string>& raw() const { return raw_; }
 
 private:
     std::map<std::string, std::string> values_;
+    std::vector<std::string> raw_;
 };
 
 using CommandFn = std::function<int(const Args&)>;

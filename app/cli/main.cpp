@@ -13,7 +13,7 @@ std::map<std::string, Command>& registry() {
     return commands;
 }
 
-Args::Args(std::vector<std::string> argv) {
+Args::Args(std::vector<std::string> argv) : raw_(argv) {
     for (size_t i = 0; i < argv.size(); ++i) {
         const std::string& a = argv[i];
         if (a.rfind("--", 0) != 0) throw Error(a, "unexpected argument (options look like --name value)");

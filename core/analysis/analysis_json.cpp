@@ -4,6 +4,7 @@
 #include <limits>
 
 #include "util/error.h"
+#include "util/json_fields.h"
 
 namespace wl {
 
@@ -11,17 +12,7 @@ namespace {
 
 using nlohmann::json;
 
-// Reads j[key] into v when present; a type error names the key.
-template <typename T>
-void readIf(const json& j, const char* key, T& v) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return;
-    try {
-        v = it->get<T>();
-    } catch (const json::exception& e) {
-        throw Error("json", std::string("field '") + key + "': " + e.what());
-    }
-}
+using json_fields::readIf;
 
 json numberOrNull(double v) { return std::isfinite(v) ? json(v) : json(nullptr); }
 double numberFrom(const json& j) {

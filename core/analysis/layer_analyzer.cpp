@@ -1,6 +1,8 @@
 // Streaming layer analysis. See layer_analyzer.h for the definitions and the complexity.
 #include "analysis/layer_analyzer.h"
 
+#include <dlfcn.h>
+
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
@@ -31,6 +33,29 @@ double percentileOf(std::vector<float> v, double p) {
     return v[lo] + (pos - lo) * (double(v[hi]) - v[lo]);
 }
 
+// While our own workers each call BLAS, OpenBLAS's own threads would oversubscribe the
+// cores (measured: 4.4x slower on 2 cores, bench/NOTES.md). When OpenBLAS is the BLAS in use,
+// ask it for one thread for the duration and restore the setting after. Looked up at run time
+// because libblas.so.3 may also be the reference BLAS, which has no such functions.
+class SingleThreadedBlas {
+public:
+    SingleThreadedBlas() {
+        set_ = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+        auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
+        if (set_ && get) {
+            previous_ = get();
+            set_(1);
+        }
+    }
+    ~SingleThreadedBlas() {
+        if (set_ && previous_ > 0) set_(previous_);
+    }
+
+private:
+    void (*set_)(int) = nullptr;
+    int previous_ = 0;
+};
+
 // Runs f(i) for i in [0, n) on up to `threads` threads.
 template <typename F>
 void parallelFor(int n, int threads, F f) {
@@ -39,6 +64,7 @@ void parallelFor(int n, int threads, F f) {
         for (int i = 0; i < n; ++i) f(i);
         return;
     }
+    SingleThreadedBlas blas_guard;
     std::vector<std::thread> pool;
     std::exception_ptr error;
     std::mutex error_mutex;

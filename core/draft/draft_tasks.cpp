@@ -19,9 +19,8 @@ DraftTrainResult runDraftTraining(const DraftTrainOptions& options, CancelToken*
     if (options.layers.empty()) throw Error("--layers", "is required (HF hidden_states indices, e.g. 1,3,4)");
     LoadOptions lo;
     lo.device = options.device;
+    lo.threads = static_cast<int>(options.threads);
     auto target = CausalLM::load(options.model_path, lo);
-    // After loading: the loader picks its own thread count.
-    if (options.threads > 0) at::set_num_threads(static_cast<int>(options.threads));
     auto tokenizer = findTokenizerForModel(options.model_path, target->config().vocab_size, options.tokenizer_path);
     const std::string data_path = options.data_path.empty() ? defaultCalibrationPath() : options.data_path;
     auto data = loadCalibrationSet(data_path);
@@ -55,9 +54,8 @@ DraftEvalResult runDraftEval(const DraftEvalOptions& options, CancelToken* cance
     if (options.draft_dir.empty()) throw Error("--draft", "is required");
     LoadOptions lo;
     lo.device = options.device;
+    lo.threads = static_cast<int>(options.threads);
     auto target = CausalLM::load(options.model_path, lo);
-    // After loading: the loader picks its own thread count.
-    if (options.threads > 0) at::set_num_threads(static_cast<int>(options.threads));
     const DraftConfig dc = readDraftConfig(options.draft_dir);
     if (dc.vocab_size != target->config().vocab_size || dc.hidden_size != target->config().hidden_size)
         throw Error(options.draft_dir, "draft was made for a target with vocab " + std::to_string(dc.vocab_size) + " and hidden " +

@@ -55,7 +55,7 @@ struct DraftTrainOptions {
     int64_t checkpoint_every = 50;
     bool resume = false;
     std::string device = "auto";
-    int64_t threads = 0;             // 0 = leave torch's setting
+    int64_t threads = 0;             // 0 = LoadOptions default ($WAVELAB_THREADS or all cores)
     std::string cache_dir;           // optional on-disk cache of captured states
 };
 

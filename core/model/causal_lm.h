@@ -22,6 +22,9 @@ namespace wl {
 struct LoadOptions {
     std::string device = "auto";   // "auto" (cuda if available, else cpu), "cpu", "cuda", "cuda:1"
     std::string dtype = "float32"; // compute dtype: float32, bfloat16, float16 (float16 only on CUDA)
+    // CPU threads for torch (it defaults to 1 here). 0 = $WAVELAB_THREADS if set, else all
+    // cores. Lower it when other work shares the machine: oversubscribed torch threads spin.
+    int threads = 0;
 };
 
 // Per-layer key/value cache for incremental decoding. Shapes [B, kv_heads, T, head_dim].

@@ -1,6 +1,7 @@
 #include "model/transformer_lm.h"
 
 #include <cmath>
+#include <cstdlib>
 #include <sstream>
 #include <thread>
 
@@ -54,11 +55,20 @@ struct Layer {
     torch::Tensor w_gate_up, w_down;          // w_gate_up: [2 I, d]
 };
 
+int cpuThreads(int requested) {
+    if (requested > 0) return requested;
+    if (const char* env = std::getenv("WAVELAB_THREADS")) {
+        const int n = std::atoi(env);
+        if (n > 0) return n;
+    }
+    return static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+}
+
 class TransformerLM final : public CausalLM {
 public:
     TransformerLM(const ModelConfig& config, WeightMap weights, const LoadOptions& options)
         : config_(config), device_(torch::kCPU) {
-        at::set_num_threads(std::max(1u, std::thread::hardware_concurrency()));
+        at::set_num_threads(cpuThreads(options.threads));
         const std::string& src = config.source_path;
         // Device and dtype.
         if (options.device == "auto") {

@@ -1,25 +1,15 @@
 #include "selection/selection_json.h"
 
 #include "util/error.h"
+#include "util/json_fields.h"
 
 namespace wl {
 
 namespace {
 using nlohmann::json;
 
-template <typename T>
-void readIf(const json& j, const char* key, T& v) {
-    auto it = j.find(key);
-    if (it == j.end() || it->is_null()) return;
-    try {
-        v = it->get<T>();
-    } catch (const json::exception& e) {
-        throw Error("json", std::string("field '") + key + "': " + e.what());
-    }
-}
-void requireObject(const json& j, const char* what) {
-    if (!j.is_object()) throw Error("json", std::string(what) + " must be an object");
-}
+using json_fields::readIf;
+using json_fields::requireObject;
 }  // namespace
 
 void to_json(json& j, const SelectionOptions& o) {
