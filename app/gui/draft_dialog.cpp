@@ -1,18 +1,26 @@
 #include "draft_dialog.h"
 
+#include <QChart>
+#include <QChartView>
+#include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDir>
 #include <QFileDialog>
 #include <QFormLayout>
+#include <QHeaderView>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLineSeries>
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTableWidget>
 #include <QThreadPool>
 #include <QVBoxLayout>
+#include <QValueAxis>
+#include <algorithm>
 
 #include "report_adapter.h"
 #include "util/cancel.h"
@@ -33,6 +41,7 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     auto* form = new QFormLayout;
     auto* out_row = new QHBoxLayout;
     out_ = new QLineEdit(request_.out_dir, this);
+    out_->setObjectName(QStringLiteral("draftOutDir"));
     auto* browse = new QPushButton(tr("…"), this);
     out_row->addWidget(out_, 1);
     out_row->addWidget(browse);
@@ -41,7 +50,45 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     steps_->setRange(1, 1000000);
     steps_->setValue(request_.steps);
     form->addRow(tr("Steps"), steps_);
+    resume_ = new QCheckBox(tr("Resume from the checkpoint in the output folder"), this);
+    resume_->setObjectName(QStringLiteral("resumeTraining"));
+    form->addRow(QString(), resume_);
     layout->addLayout(form);
+
+    // Live curves: loss (left axis, grows to the largest loss seen) and step-0 top-1
+    // accuracy (right axis, 0..1) against the training step. Updates only append.
+    auto* chart = new QChart;
+    chart->setTitle(tr("Training curves"));
+    chart->setMargins(QMargins(4, 4, 4, 4));
+    loss_series_ = new QLineSeries;
+    loss_series_->setName(tr("loss"));
+    accuracy_series_ = new QLineSeries;
+    accuracy_series_->setName(tr("step-0 accuracy"));
+    chart->addSeries(loss_series_);
+    chart->addSeries(accuracy_series_);
+    step_axis_ = new QValueAxis;
+    step_axis_->setTitleText(tr("step"));
+    step_axis_->setLabelFormat(QStringLiteral("%d"));
+    step_axis_->setRange(0, std::max(1, request_.steps));
+    loss_axis_ = new QValueAxis;
+    loss_axis_->setTitleText(tr("loss"));
+    loss_axis_->setRange(0, 1);
+    auto* accuracy_axis = new QValueAxis;
+    accuracy_axis->setTitleText(tr("accuracy"));
+    accuracy_axis->setRange(0, 1);
+    chart->addAxis(step_axis_, Qt::AlignBottom);
+    chart->addAxis(loss_axis_, Qt::AlignLeft);
+    chart->addAxis(accuracy_axis, Qt::AlignRight);
+    loss_series_->attachAxis(step_axis_);
+    loss_series_->attachAxis(loss_axis_);
+    accuracy_series_->attachAxis(step_axis_);
+    accuracy_series_->attachAxis(accuracy_axis);
+    chart_view_ = new QChartView(chart, this);
+    chart_view_->setObjectName(QStringLiteral("draftCurves"));
+    chart_view_->setRenderHint(QPainter::Antialiasing);
+    chart_view_->setMinimumHeight(220);
+    layout->addWidget(chart_view_, 1);
+
     progress_ = new QProgressBar(this);
     progress_->setRange(0, 1);
     progress_->setValue(0);
@@ -50,15 +97,34 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     status_->setObjectName(QStringLiteral("draftStatus"));
     status_->setWordWrap(true);
     layout->addWidget(status_);
+
+    // tau on held-out prompts, one row per evaluated layer set.
+    tau_table_ = new QTableWidget(0, 4, this);
+    tau_table_->setObjectName(QStringLiteral("tauTable"));
+    tau_table_->setHorizontalHeaderLabels({tr("Set (layers)"), tr("tau"), tr("Acceptance per position"), tr("Lossless")});
+    tau_table_->horizontalHeader()->setStretchLastSection(true);
+    tau_table_->verticalHeader()->setVisible(false);
+    tau_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+    tau_table_->setMaximumHeight(120);
+    tau_table_->setVisible(false);
+    layout->addWidget(tau_table_);
     auto* buttons = new QDialogButtonBox(this);
     start_ = buttons->addButton(tr("Start training"), QDialogButtonBox::ActionRole);
     start_->setObjectName(QStringLiteral("startTraining"));
+    if (!request_.baselines.empty()) {   // only offered when there is something to compare with
+        compare_ = buttons->addButton(tr("Compare with baselines"), QDialogButtonBox::ActionRole);
+        compare_->setObjectName(QStringLiteral("compareBaselines"));
+        compare_->setToolTip(tr("Train and evaluate one draft per layer set (the chosen one and each baseline) "
+                                "with the same budget; fills one tau row per set."));
+        connect(compare_, &QPushButton::clicked, this, &DraftDialog::startCompare);
+    }
     close_ = buttons->addButton(QDialogButtonBox::Close);
     layout->addWidget(buttons);
     connect(browse, &QPushButton::clicked, this, [this] {
         const QString d = QFileDialog::getExistingDirectory(this, tr("Draft output folder"), out_->text());
         if (!d.isEmpty()) out_->setText(d);
     });
+    connect(out_, &QLineEdit::textChanged, this, [this] { refreshResume(); });
     connect(start_, &QPushButton::clicked, this, &DraftDialog::start);
     connect(close_, &QPushButton::clicked, this, [this] {
         if (running_) {
@@ -68,7 +134,16 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
             reject();
         }
     });
-    resize(520, 260);
+    refreshResume();
+    resize(640, 560);
+}
+
+void DraftDialog::refreshResume() {
+    const bool available = hasDraftCheckpoint(out_->text());
+    resume_->setEnabled(available && !running_);
+    if (!available) resume_->setChecked(false);
+    resume_->setToolTip(available ? tr("A checkpoint exists: continue it instead of starting over.")
+                                  : tr("No checkpoint in this folder yet."));
 }
 
 DraftDialog::~DraftDialog() {
@@ -80,10 +155,14 @@ void DraftDialog::start() {
     if (running_ || !service_) return;
     request_.out_dir = out_->text();
     request_.steps = steps_->value();
+    request_.resume = resume_->isChecked();
     cancel_ = std::make_shared<CancelToken>();
-    running_ = true;
-    start_->setEnabled(false);
-    close_->setText(tr("Cancel"));
+    setRunning(true);
+    loss_series_->clear();
+    accuracy_series_->clear();
+    max_loss_ = 0;
+    loss_axis_->setRange(0, 1);
+    step_axis_->setRange(0, std::max(1, request_.steps));
     status_->setText(tr("Starting…"));
     QPointer<DraftDialog> self(this);
     auto cancel = cancel_;
@@ -92,6 +171,7 @@ void DraftDialog::start() {
     QThreadPool::globalInstance()->start([self, cancel, service, request] {
         QString message;
         bool ok = false;
+        std::optional<DraftEvalSummary> eval;
         try {
             message = service->train(request, cancel.get(), [self](const DraftTrainingUpdate& u) {
                 QMetaObject::invokeMethod(self.data(), [self, u] {
@@ -104,8 +184,23 @@ void DraftDialog::start() {
         } catch (const std::exception& e) {
             message = QString::fromStdString(e.what());
         }
-        QMetaObject::invokeMethod(self.data(), [self, message, ok] {
-            if (self) self->onFinished(message, ok);
+        if (ok) {
+            // The draft is written; tau on held-out prompts is a bonus whose failure or
+            // cancellation must not hide the training result.
+            QMetaObject::invokeMethod(self.data(), [self] {
+                if (self) self->status_->setText(tr("Evaluating tau on held-out prompts…"));
+            }, Qt::QueuedConnection);
+            try {
+                eval = service->evaluate(defaultEvalRequest(request), cancel.get());
+                if (eval) eval->layers = request.layers;
+            } catch (const Cancelled&) {
+                message += QLatin1Char(' ') + QObject::tr("Evaluation cancelled.");
+            } catch (const std::exception& e) {
+                message += QLatin1Char(' ') + QObject::tr("Evaluation failed: %1").arg(QString::fromStdString(e.what()));
+            }
+        }
+        QMetaObject::invokeMethod(self.data(), [self, message, ok, eval] {
+            if (self) self->onFinished(message, ok, eval);
         }, Qt::QueuedConnection);
     });
 }
@@ -113,15 +208,93 @@ void DraftDialog::start() {
 void DraftDialog::onUpdate(const QString& phase, int step, int total, double loss, double accuracy) {
     progress_->setRange(0, std::max(1, total));
     progress_->setValue(step);
+    if (phase == QLatin1String("training") || phase == QLatin1String("checkpoint") || phase == QLatin1String("done")) {
+        if (step_axis_->max() < total) step_axis_->setRange(0, total);
+        // One point per reported step; repeated reports of the same step (checkpoint, done) add none.
+        if (loss_series_->count() == 0 || loss_series_->at(loss_series_->count() - 1).x() < step) {
+            loss_series_->append(step, loss);
+            accuracy_series_->append(step, accuracy);
+            if (loss > max_loss_) {
+                max_loss_ = loss;
+                loss_axis_->setRange(0, max_loss_ * 1.05);
+            }
+        }
+    }
     status_->setText(tr("%1: step %2 / %3 · loss %4 · step-0 accuracy %5").arg(phase).arg(step).arg(total)
                          .arg(loss, 0, 'f', 4).arg(accuracy, 0, 'f', 3));
 }
 
-void DraftDialog::onFinished(const QString& message, bool ok) {
-    running_ = false;
-    start_->setEnabled(true);
-    close_->setText(tr("Close"));
+void DraftDialog::setRunning(bool running) {
+    running_ = running;
+    start_->setEnabled(!running);
+    if (compare_) compare_->setEnabled(!running);
+    close_->setText(running ? tr("Cancel") : tr("Close"));
+    refreshResume();
+}
+
+void DraftDialog::startCompare() {
+    if (running_ || !service_) return;
+    request_.out_dir = out_->text();
+    request_.steps = steps_->value();
+    std::vector<DraftLayerSet> sets = {{tr("chosen"), request_.layers}};
+    sets.insert(sets.end(), request_.baselines.begin(), request_.baselines.end());
+    cancel_ = std::make_shared<CancelToken>();
+    setRunning(true);
+    status_->setText(tr("Comparing %1 layer sets…").arg(sets.size()));
+    QPointer<DraftDialog> self(this);
+    auto cancel = cancel_;
+    DraftTrainingService* service = service_;
+    DraftTrainingRequest request = request_;
+    QThreadPool::globalInstance()->start([self, cancel, service, request, sets] {
+        QString message;
+        std::vector<DraftEvalSummary> rows;
+        try {
+            rows = service->compare(request, sets, cancel.get(), [self](const DraftTrainingUpdate& u) {
+                QMetaObject::invokeMethod(self.data(), [self, u] {
+                    if (self) self->onUpdate(u.phase, u.step, u.total_steps, u.loss, u.accuracy0);
+                }, Qt::QueuedConnection);
+            });
+            message = rows.empty() ? QObject::tr("This training service cannot compare layer sets.")
+                                   : QObject::tr("Compared %1 layer sets on held-out prompts.").arg(rows.size());
+        } catch (const Cancelled&) {
+            message = QObject::tr("Comparison cancelled.");
+        } catch (const std::exception& e) {
+            message = QObject::tr("Comparison failed: %1").arg(QString::fromStdString(e.what()));
+        }
+        QMetaObject::invokeMethod(self.data(), [self, message, rows] {
+            if (self) self->onCompared(message, rows);
+        }, Qt::QueuedConnection);
+    });
+}
+
+void DraftDialog::onCompared(const QString& message, const std::vector<DraftEvalSummary>& rows) {
+    setRunning(false);
+    status_->setText(message);
+    if (rows.empty()) return;
+    tau_table_->setRowCount(0);   // the comparison replaces any single-draft row
+    for (const DraftEvalSummary& row : rows) addTauRow(row);
+}
+
+void DraftDialog::onFinished(const QString& message, bool ok, const std::optional<DraftEvalSummary>& eval) {
+    setRunning(false);
     status_->setText(ok ? message : tr("Stopped: %1").arg(message));
+    if (eval) addTauRow(*eval);
+}
+
+void DraftDialog::addTauRow(const DraftEvalSummary& eval) {
+    QStringList acceptance;
+    for (double a : eval.acceptance) acceptance << QString::number(a, 'f', 2);
+    QString lossless = tr("not checked");
+    if (eval.lossless_checked)
+        lossless = eval.lossless_mismatches == 0 ? tr("yes") : tr("no (%1 differing outputs)").arg(eval.lossless_mismatches);
+    const int row = tau_table_->rowCount();
+    tau_table_->insertRow(row);
+    const QStringList cells = {
+        QStringLiteral("%1 %2").arg(eval.set_name, QString::fromStdString(layersText(eval.layers))),
+        QString::number(eval.tau, 'f', 3), acceptance.join(QStringLiteral(" · ")), lossless};
+    for (int c = 0; c < cells.size(); ++c) tau_table_->setItem(row, c, new QTableWidgetItem(cells[c]));
+    tau_table_->resizeColumnsToContents();
+    tau_table_->setVisible(true);
 }
 
 }  // namespace wl

@@ -1,12 +1,21 @@
 #pragma once
 // "Train draft…": output folder and steps, then training on a worker thread with a progress
-// bar and live loss; Cancel stops it through the CancelToken (core checkpoints on cancel).
+// bar and live loss / step-0 accuracy curves; Cancel stops it through the CancelToken (core
+// checkpoints on cancel) and "Resume from checkpoint" continues from there. After training,
+// the draft is evaluated on held-out prompts and tau shows in a small table.
 #include <QDialog>
 #include <memory>
+#include <optional>
 
 #include "draft_training.h"
 
+class QCheckBox;
+class QChart;
+class QChartView;
 class QLabel;
+class QLineSeries;
+class QTableWidget;
+class QValueAxis;
 class QLineEdit;
 class QProgressBar;
 class QPushButton;
@@ -20,10 +29,20 @@ public:
     DraftDialog(DraftTrainingRequest request, DraftTrainingService* service, QWidget* parent = nullptr);
     ~DraftDialog() override;
 
+    // For tests and screenshots: one point per training update.
+    QLineSeries* lossSeries() const { return loss_series_; }
+    QLineSeries* accuracySeries() const { return accuracy_series_; }
+    QTableWidget* tauTable() const { return tau_table_; }
+
 private:
     void start();
+    void startCompare();
+    void setRunning(bool running);
     void onUpdate(const QString& phase, int step, int total, double loss, double accuracy);
-    void onFinished(const QString& message, bool ok);
+    void onFinished(const QString& message, bool ok, const std::optional<DraftEvalSummary>& eval);
+    void onCompared(const QString& message, const std::vector<DraftEvalSummary>& rows);
+    void addTauRow(const DraftEvalSummary& eval);
+    void refreshResume();
 
     DraftTrainingRequest request_;
     DraftTrainingService* service_;
@@ -31,9 +50,18 @@ private:
     bool running_ = false;
     QLineEdit* out_ = nullptr;
     QSpinBox* steps_ = nullptr;
+    QCheckBox* resume_ = nullptr;
+    QChartView* chart_view_ = nullptr;
+    QLineSeries* loss_series_ = nullptr;
+    QLineSeries* accuracy_series_ = nullptr;
+    QValueAxis* step_axis_ = nullptr;
+    QValueAxis* loss_axis_ = nullptr;
+    double max_loss_ = 0;
+    QTableWidget* tau_table_ = nullptr;
     QProgressBar* progress_ = nullptr;
     QLabel* status_ = nullptr;
     QPushButton* start_ = nullptr;
+    QPushButton* compare_ = nullptr;
     QPushButton* close_ = nullptr;
 };
 

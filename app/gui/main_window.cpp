@@ -838,6 +838,8 @@ void MainWindow::openDraftDialog() {
     request.model_path = model_panel_->modelPath();
     request.data_path = last_run_options_.data_path;
     request.layers = selection_->chosen.states;
+    for (const BaselineSet& b : selection_->baselines)
+        request.baselines.push_back({QString::fromStdString(b.name), b.set.states});
     request.out_dir = QDir::home().filePath(QStringLiteral("wavelab-draft"));
     DraftDialog dialog(request, draft_service_.get(), this);
     dialog.exec();

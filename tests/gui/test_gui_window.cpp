@@ -4,6 +4,10 @@
 #include <gtest/gtest.h>
 
 #include <QApplication>
+#include <QCheckBox>
+#include <QDir>
+#include <QFile>
+#include <QLineEdit>
 #include <QSpinBox>
 #include <QImage>
 #include <QLabel>
@@ -247,11 +251,13 @@ TEST(WindowControls, PauseHoldsAndCancelStopsTheRun) {
 }
 
 namespace {
-// Stands in for core/draft: reports three steps from the worker thread, or waits to be cancelled.
+// Stands in for core/draft: reports three steps from the worker thread, or waits to be
+// cancelled; evaluation returns a fixed tau row.
 class FakeTrainer : public DraftTrainingService {
 public:
     bool wait_for_cancel = false;
     DraftTrainingRequest seen;
+    std::optional<DraftEvalRequest> seen_eval;
     QString train(const DraftTrainingRequest& r, CancelToken* cancel,
                   const std::function<void(const DraftTrainingUpdate&)>& progress) override {
         seen = r;
@@ -261,6 +267,31 @@ public:
             QThread::msleep(10);
         }
         return QStringLiteral("fake training done");
+    }
+    std::optional<DraftEvalSummary> evaluate(const DraftEvalRequest& r, CancelToken*) override {
+        seen_eval = r;
+        DraftEvalSummary s;
+        s.set_name = QStringLiteral("trained");
+        s.tau = 2.25;
+        s.acceptance = {0.75, 0.5};
+        s.lossless_checked = true;
+        return s;
+    }
+    std::vector<DraftEvalSummary> compare(const DraftTrainingRequest&, const std::vector<DraftLayerSet>& sets, CancelToken*,
+                                          const std::function<void(const DraftTrainingUpdate&)>& progress) override {
+        std::vector<DraftEvalSummary> rows;
+        for (size_t i = 0; i < sets.size(); ++i) {
+            progress({QStringLiteral("%1: training").arg(sets[i].name), 1, 1, 0.5, 0.5});
+            DraftEvalSummary s;
+            s.set_name = sets[i].name;
+            s.layers = sets[i].layers;
+            s.tau = 2.0 + 0.5 * static_cast<double>(i);
+            s.acceptance = {0.5};
+            s.lossless_checked = true;
+            s.lossless_mismatches = static_cast<int>(i);
+            rows.push_back(s);
+        }
+        return rows;
     }
 };
 }  // namespace
@@ -279,6 +310,45 @@ TEST(DraftDialogTest, TrainsOnWorkerAndCancels) {
         EXPECT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("fake training done")); }, 10000))
             << status->text().toStdString();
         EXPECT_EQ(trainer.seen.layers, request.layers);
+        EXPECT_FALSE(trainer.seen.resume);
+        // One chart point per update, at the reported step and values.
+        QLineSeries* loss = dialog.lossSeries();
+        QLineSeries* accuracy = dialog.accuracySeries();
+        ASSERT_EQ(loss->count(), 3);
+        ASSERT_EQ(accuracy->count(), 3);
+        for (int i = 0; i < 3; ++i) {
+            const int step = i + 1;
+            EXPECT_EQ(loss->at(i).x(), step);
+            EXPECT_DOUBLE_EQ(loss->at(i).y(), 1.0 / step);
+            EXPECT_DOUBLE_EQ(accuracy->at(i).y(), 0.1 * step);
+        }
+        // Held-out evaluation starts after the training prompts, and fills one tau row.
+        ASSERT_TRUE(trainer.seen_eval.has_value());
+        EXPECT_EQ(trainer.seen_eval->prompt_offset, request.max_prompts);
+        EXPECT_EQ(trainer.seen_eval->draft_dir, request.out_dir);
+        QTableWidget* tau = dialog.tauTable();
+        ASSERT_EQ(tau->rowCount(), 1);
+        EXPECT_EQ(tau->item(0, 0)->text(), QStringLiteral("trained [1, 3, 5]"));
+        EXPECT_EQ(tau->item(0, 1)->text(), QStringLiteral("2.250"));
+        EXPECT_EQ(tau->item(0, 2)->text(), QStringLiteral("0.75 · 0.50"));
+        EXPECT_EQ(tau->item(0, 3)->text(), QStringLiteral("yes"));
+    }
+    {
+        // A checkpoint in the output folder enables "Resume", which reaches the request.
+        DraftDialog dialog(request, &trainer);
+        auto* resume = dialog.findChild<QCheckBox*>(QStringLiteral("resumeTraining"));
+        ASSERT_TRUE(resume);
+        EXPECT_FALSE(resume->isEnabled());
+        QDir(request.out_dir).mkpath(QStringLiteral("checkpoint"));
+        writeFileAtomic((QDir(request.out_dir).filePath(QStringLiteral("checkpoint/train_state.pt"))).toStdString(), std::string("x"));
+        dialog.findChild<QLineEdit*>(QStringLiteral("draftOutDir"))->setText(request.out_dir + QStringLiteral("/"));
+        ASSERT_TRUE(resume->isEnabled());
+        resume->setChecked(true);
+        auto* status = dialog.findChild<QLabel*>(QStringLiteral("draftStatus"));
+        dialog.findChild<QPushButton*>(QStringLiteral("startTraining"))->click();
+        EXPECT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("fake training done")); }, 10000));
+        EXPECT_TRUE(trainer.seen.resume);
+        QFile::remove(QDir(request.out_dir).filePath(QStringLiteral("checkpoint/train_state.pt")));
     }
     trainer.wait_for_cancel = true;
     DraftDialog dialog(request, &trainer);
@@ -289,6 +359,61 @@ TEST(DraftDialogTest, TrainsOnWorkerAndCancels) {
     for (QPushButton* b : dialog.findChildren<QPushButton*>())
         if (b->text() == QStringLiteral("Cancel")) b->click();
     EXPECT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("Cancelled")); }, 10000)) << status->text().toStdString();
+}
+
+TEST(DraftDialogTest, ComparesChosenSetWithBaselines) {
+    FakeTrainer trainer;
+    DraftTrainingRequest request;
+    request.layers = {1, 3, 5};
+    request.out_dir = test::workDir(QStringLiteral("draft_compare"));
+    {
+        DraftDialog plain(request, &trainer);
+        EXPECT_EQ(plain.findChild<QPushButton*>(QStringLiteral("compareBaselines")), nullptr);
+    }
+    request.baselines = {{QStringLiteral("EAGLE3"), {2, 4, 6}}};
+    DraftDialog dialog(request, &trainer);
+    auto* compare = dialog.findChild<QPushButton*>(QStringLiteral("compareBaselines"));
+    auto* status = dialog.findChild<QLabel*>(QStringLiteral("draftStatus"));
+    ASSERT_TRUE(compare);
+    compare->click();
+    ASSERT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("Compared 2")); }, 10000))
+        << status->text().toStdString();
+    // Compare-phase updates go to the status line, not the training curves.
+    EXPECT_EQ(dialog.lossSeries()->count(), 0);
+    QTableWidget* tau = dialog.tauTable();
+    ASSERT_EQ(tau->rowCount(), 2);
+    EXPECT_EQ(tau->item(0, 0)->text(), QStringLiteral("chosen [1, 3, 5]"));
+    EXPECT_EQ(tau->item(0, 1)->text(), QStringLiteral("2.000"));
+    EXPECT_EQ(tau->item(0, 3)->text(), QStringLiteral("yes"));
+    EXPECT_EQ(tau->item(1, 0)->text(), QStringLiteral("EAGLE3 [2, 4, 6]"));
+    EXPECT_EQ(tau->item(1, 1)->text(), QStringLiteral("2.500"));
+    EXPECT_TRUE(tau->item(1, 3)->text().startsWith(QStringLiteral("no (1")));
+}
+
+// The real service: a few steps on stories260K, then the held-out check. Greedy speculative
+// decoding must reproduce plain greedy output, and tau lies in [1, k + 1] by definition.
+TEST(DraftDialogTest, CoreServiceTrainsAndEvaluatesStories260K) {
+    auto service = makeCoreDraftTrainingService();
+    DraftTrainingRequest request;
+    request.model_path = kModel;
+    request.out_dir = test::workDir(QStringLiteral("draft_core"));
+    request.layers = {1, 3, 4};
+    request.steps = 3;
+    request.max_prompts = 4;
+    int updates = 0;
+    const QString summary = service->train(request, nullptr, [&](const DraftTrainingUpdate&) { ++updates; });
+    EXPECT_GT(updates, 0);
+    EXPECT_TRUE(summary.contains(QStringLiteral("Trained 3 steps"))) << summary.toStdString();
+    DraftEvalRequest eval = defaultEvalRequest(request);
+    eval.max_prompts = 2;
+    eval.max_new_tokens = 8;
+    const std::optional<DraftEvalSummary> result = service->evaluate(eval, nullptr);
+    ASSERT_TRUE(result.has_value());
+    EXPECT_GE(result->tau, 1.0);
+    EXPECT_LE(result->tau, eval.k + 1.0);
+    EXPECT_EQ(result->acceptance.size(), static_cast<size_t>(eval.k));
+    EXPECT_TRUE(result->lossless_checked);
+    EXPECT_EQ(result->lossless_mismatches, 0);
 }
 
 TEST(WindowErrors, MissingModelIsReportedNotLoaded) {
