@@ -141,6 +141,26 @@ TEST(MatrixEntropy, EigenvaluesMatchEigen) {
     for (int i = 0; i < 12; ++i) EXPECT_NEAR(w[i], es.eigenvalues()[i], 1e-9 * es.eigenvalues().maxCoeff());
 }
 
+TEST(MatrixEntropy, TwoStageDriverMatchesEigenAtBlockedSizes) {
+    // Large enough that the two-stage reduction runs its blocked band stage (n > block size).
+    const int n = 300;
+    auto z = randomMatrix(n, n, 9);
+    RowMatrix a = Eigen::Map<Eigen::Matrix<float, -1, -1, Eigen::RowMajor>>(z.data(), n, n).cast<double>();
+    RowMatrix s = a * a.transpose();
+    std::vector<double> sv(s.data(), s.data() + n * n);
+    Eigen::SelfAdjointEigenSolver<Eigen::MatrixXd> es(Eigen::MatrixXd(s), Eigen::EigenvaluesOnly);
+    const double scale = es.eigenvalues().maxCoeff();
+    for (auto driver : {wl::EigenDriver::OneStage, wl::EigenDriver::TwoStage}) {
+        auto w = wl::symmetricEigenvalues(sv, n, driver);
+        ASSERT_EQ(static_cast<int>(w.size()), n);
+        double worst = 0;
+        for (int i = 0; i < n; ++i) worst = std::max(worst, std::abs(w[i] - es.eigenvalues()[i]));
+        EXPECT_LT(worst, 1e-11 * scale) << (driver == wl::EigenDriver::TwoStage ? "two-stage" : "one-stage");
+    }
+    EXPECT_NEAR(wl::spectrumEntropy(wl::symmetricEigenvalues(sv, n, wl::EigenDriver::TwoStage), 1.0),
+                wl::spectrumEntropy(wl::symmetricEigenvalues(sv, n, wl::EigenDriver::OneStage), 1.0), 1e-12);
+}
+
 TEST(Cka, IdentityOrthogonalAndScaleInvariance) {
     const int64_t n = 50, d = 7;
     auto x = toDouble(randomMatrix(n, d, 3));

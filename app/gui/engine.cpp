@@ -19,6 +19,8 @@
 #include "capture/capture_runner.h"
 #include "data/calibration_set.h"
 #include "model/causal_lm.h"
+#include "model/memory_guard.h"
+#include "pipeline/select_pipeline.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
@@ -30,17 +32,6 @@ QString ModelSummary::fitMessage() const {
         return QObject::tr("needs about %1 of %2 available").arg(formatBytes(estimate_bytes), formatBytes(available_bytes));
     return QObject::tr("needs about %1 but only %2 is available: it will not fit in memory")
         .arg(formatBytes(estimate_bytes), formatBytes(available_bytes));
-}
-
-double memAvailableBytes() {
-    // /proc files report size 0, so read them as a stream rather than through QFile::atEnd.
-    std::ifstream in("/proc/meminfo");
-    std::string key;
-    double kb = 0;
-    std::string unit;
-    while (in >> key >> kb >> unit)
-        if (key == "MemAvailable:") return kb * 1024.0;
-    return 0;
 }
 
 QString formatBytes(double bytes) {
@@ -104,7 +95,6 @@ SurfaceData surfaceFrom(std::vector<SurfaceColumn> cols, int64_t num_states) {
     return s;
 }
 
-int64_t bytesPer(const std::string& dtype) { return dtype == "float32" ? 4 : 2; }
 
 }  // namespace
 
@@ -146,16 +136,16 @@ ModelSummary Engine::inspect(const QString& path, const RunOptions& run) {
     s.config = CausalLM::readConfig(path.toStdString());
     s.device = cudaAvailable() ? QStringLiteral("cuda") : QStringLiteral("cpu");
     s.dtype = QStringLiteral("float32");
-    const double params = static_cast<double>(s.config.numParameters());
-    s.weight_bytes = params * bytesPer(s.dtype.toStdString());
-    // Working set while capturing: hidden states of one batch at every depth, logits, and the
-    // analyzer's accumulators (2 x L D^2 doubles) and token reservoir.
-    const double L = static_cast<double>(s.config.numHiddenStates()), D = static_cast<double>(s.config.hidden_size);
-    const double tokens = static_cast<double>(std::max<int64_t>(1, run.batch_size) * std::max<int64_t>(1, run.max_tokens));
-    const double capture = tokens * L * D * 4 * 2 + tokens * static_cast<double>(s.config.vocab_size) * 4;
-    const double analysis = 2 * L * D * D * 8 + (1024 + 1024 + 256) * L * D * 4;
-    s.estimate_bytes = s.weight_bytes * 1.1 + capture + analysis + 300.0 * 1024 * 1024;   // + libtorch itself
-    s.available_bytes = memAvailableBytes();
+    // The same estimate runSelection and the loaders refuse with (model/memory_guard.h).
+    SelectionRunOptions estimate_options;
+    estimate_options.dtype = s.dtype.toStdString();
+    estimate_options.capture.max_tokens_per_prompt = run.max_tokens;
+    estimate_options.capture.batch_size = run.batch_size;
+    estimate_options.analysis = run.analysis;
+    const SelectionMemoryEstimate need = estimateSelectionMemory(s.config, estimate_options);
+    s.weight_bytes = static_cast<double>(need.weights);
+    s.estimate_bytes = static_cast<double>(need.total());
+    s.available_bytes = static_cast<double>(availableMemoryBytes());
     s.fits = s.available_bytes <= 0 || s.estimate_bytes <= s.available_bytes;
     return s;
 }

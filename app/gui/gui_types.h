@@ -57,7 +57,6 @@ struct RunResult {
 };
 
 // Reads MemAvailable from /proc/meminfo (bytes), 0 if unknown.
-double memAvailableBytes();
 QString formatBytes(double bytes);
 
 }  // namespace wl

@@ -4,6 +4,8 @@
 extern "C" {
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info);
+void dsyevd_2stage_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
+                    double* work, const int* lwork, int* iwork, const int* liwork, int* info);
 void ssyrk_(const char* uplo, const char* trans, const int* n, const int* k, const float* alpha,
             const float* a, const int* lda, const float* beta, float* c, const int* ldc);
 void dsyrk_(const char* uplo, const char* trans, const int* n, const int* k, const double* alpha,

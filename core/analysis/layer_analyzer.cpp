@@ -56,12 +56,13 @@ private:
     int previous_ = 0;
 };
 
-// Runs f(i) for i in [0, n) on up to `threads` threads.
+// Runs f(i, worker) for i in [0, n) on up to `threads` threads; worker in [0, threads)
+// indexes per-worker buffers that outlive the call.
 template <typename F>
-void parallelFor(int n, int threads, F f) {
+void parallelForWorkers(int n, int threads, F f) {
     threads = std::max(1, std::min(threads, n));
     if (threads == 1) {
-        for (int i = 0; i < n; ++i) f(i);
+        for (int i = 0; i < n; ++i) f(i, 0);
         return;
     }
     SingleThreadedBlas blas_guard;
@@ -71,7 +72,7 @@ void parallelFor(int n, int threads, F f) {
     for (int t = 0; t < threads; ++t)
         pool.emplace_back([&, t] {
             try {
-                for (int i = t; i < n; i += threads) f(i);
+                for (int i = t; i < n; i += threads) f(i, t);
             } catch (...) {
                 std::lock_guard<std::mutex> lock(error_mutex);
                 error = std::current_exception();
@@ -79,6 +80,12 @@ void parallelFor(int n, int threads, F f) {
         });
     for (auto& th : pool) th.join();
     if (error) std::rethrow_exception(error);
+}
+
+// Runs f(i) for i in [0, n) on up to `threads` threads.
+template <typename F>
+void parallelFor(int n, int threads, F f) {
+    parallelForWorkers(n, threads, [&f](int i, int) { f(i); });
 }
 
 int workerThreads() {
@@ -161,7 +168,7 @@ struct LayerAnalyzer::Impl {
     double threshold = kNaN;
 
     std::vector<MomentAccumulator> kept, rejected;  // per state
-    std::vector<float> scratch;
+    std::vector<std::vector<float>> worker_rows, worker_syrk;   // per parallel worker (process())
 
     // Prompt-level and dataset-level variants.
     std::vector<double> prompt_level_sum;
@@ -361,9 +368,17 @@ void LayerAnalyzer::process(const CapturedPrompt& p) {
 
     const bool want_prompt_level = options_.prompt_level && nk >= 2;
     std::vector<double> prompt_entropy(m.L, 0.0);
-    parallelFor(m.L, options_.prompt_level ? workerThreads() : 1, [&](int h) {
-        std::vector<float> rows(static_cast<size_t>(std::max(nk, nd)) * D);
-        std::vector<float> scratch;
+    // States are independent: one worker per core, BLAS pinned to one thread in each. The
+    // row and D x D SYRK buffers are kept per worker: allocating them per state and prompt
+    // cost page faults and zero-fills worth a fifth of the stream at D = 2560.
+    if (m.worker_rows.size() < static_cast<size_t>(workerThreads())) {
+        m.worker_rows.resize(workerThreads());
+        m.worker_syrk.resize(workerThreads());
+    }
+    parallelForWorkers(m.L, workerThreads(), [&](int h, int worker) {
+        std::vector<float>& rows = m.worker_rows[worker];
+        std::vector<float>& scratch = m.worker_syrk[worker];
+        if (rows.size() < static_cast<size_t>(std::max(nk, nd)) * D) rows.resize(static_cast<size_t>(std::max(nk, nd)) * D);
         const float* state = p.state(h);
         for (int i = 0; i < nk; ++i) rowNormalise(state + keep[i] * D, rows.data() + i * D, D);
         for (auto [i, slot] : reservoir_writes)
@@ -576,6 +591,20 @@ double LayerSetEntropy::entropy(const std::vector<int>& states, SetObjective obj
 }
 
 // ---------------------------------------------------------------------------------------
+
+int64_t estimateAnalyzerBytes(int64_t num_states, int64_t hidden_size, const AnalysisOptions& options, int workers) {
+    const int64_t L = std::max<int64_t>(1, num_states), D = std::max<int64_t>(1, hidden_size);
+    const int64_t packed = D * (D + 1) / 2 * 8;
+    const bool rejected = options.unfiltered_curve && options.filter.mode != TokenFilterMode::None;
+    const int64_t moments = L * packed * (rejected ? 2 : 1);
+    const int64_t scratch = std::max(1, workers) * (D * D * 4 + 512 * D * 4);   // per-worker SYRK + row buffers
+    const int64_t warmup = options.filter.mode == TokenFilterMode::Percentile ? options.filter.warmup_tokens : 0;
+    const int64_t buffers = (options.cka_batch_tokens + options.reservoir_tokens + warmup) * L * D * 4;
+    const int64_t snapshot = std::max(1, workers) * D * D * 8;
+    const int64_t R = options.reservoir_tokens;
+    const int64_t set_model = L * R * R * 8;
+    return moments + scratch + buffers + snapshot + set_model + L * L * 8;
+}
 
 std::vector<int> detectBoundaries(const std::vector<double>& cka, int L, const BoundaryOptions& options) {
     if (L < 2 || static_cast<int>(cka.size()) != L * L) return {};

@@ -5,6 +5,7 @@
 #include <cstring>
 
 #include "model/causal_lm.h"
+#include "model/memory_guard.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
 
@@ -45,6 +46,16 @@ CaptureProgress runCapture(CausalLM& model, const Tokenizer& tokenizer, const Ca
     if (tokenizer.vocabSize() > cfg.vocab_size)
         throw Error(data.source, "tokenizer has " + std::to_string(tokenizer.vocabSize()) + " tokens but the model expects " +
                                      std::to_string(cfg.vocab_size));
+
+    if (options.check_memory && model.device().is_cpu() && total > 0) {
+        // Upper bound: every batch padded to the longest allowed prompt.
+        const int64_t B = std::min(batch_size, total);
+        const std::string dtype = model.dtype() == torch::kBFloat16 ? "bfloat16"
+                                  : model.dtype() == torch::kFloat16 ? "float16" : "float32";
+        checkFits(estimateCaptureBytes(cfg, max_tokens, B, dtype), availableMemoryBytes(), data.source,
+                  "capturing batches of " + std::to_string(B) + " prompts x " + std::to_string(max_tokens) +
+                      " tokens from " + std::to_string(cfg.numHiddenStates()) + " hidden states");
+    }
 
     CaptureProgress prog;
     prog.prompts_total = total;

@@ -21,6 +21,9 @@ struct CaptureOptions {
     bool add_bos = true;
     std::string chat_template = "none";  // "none" = raw text; "auto"/"qwen3"/"llama3"...
     bool keep_final_normed = true;
+    // Refuse before the first forward when one batch's working set will not fit in host
+    // memory (model/memory_guard.h). CPU models only.
+    bool check_memory = true;
 };
 
 struct CaptureProgress {

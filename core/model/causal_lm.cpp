@@ -7,6 +7,7 @@
 #include "io/safetensors.h"
 #include "model/hf_config.h"
 #include "model/llama2c_header.h"
+#include "model/memory_guard.h"
 #include "model/read_model_config.h"
 #include "model/transformer_lm.h"
 #include "util/atomic_file.h"
@@ -152,6 +153,14 @@ torch::Tensor permuteForRotateHalf(const torch::Tensor& w, int64_t heads) {
 std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, const LoadOptions& options) {
     std::error_code ec;
     if (!fs::exists(path, ec)) throw Error(path, "no such file or directory");
+    // Refuse before allocating anything: an OOM kill halfway through loading loses the session.
+    // Host memory only; a CUDA load is bounded by the device, which torch reports itself.
+    const bool on_cpu = options.device == "cpu" || (options.device == "auto" && !torch::cuda::is_available());
+    if (options.check_memory && on_cpu) {
+        const ModelConfig config = readConfig(path);
+        checkFits(estimateModelBytes(config, options.dtype), availableMemoryBytes(), path,
+                  "loading " + std::to_string(config.numParameters()) + " parameters as " + options.dtype);
+    }
     if (isHfDirectory(path)) return loadHf(path, options);
     if (isHfFile(path)) return loadHf(hfDirOf(path), options);
     return loadLlama2c(path, options);

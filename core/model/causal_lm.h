@@ -25,6 +25,9 @@ struct LoadOptions {
     // CPU threads for torch (it defaults to 1 here). 0 = $WAVELAB_THREADS if set, else all
     // cores. Lower it when other work shares the machine: oversubscribed torch threads spin.
     int threads = 0;
+    // Refuse (wl::Error with the estimate) when the weights will not fit in host memory
+    // (model/memory_guard.h: MemAvailable, capped by $WAVELAB_MEMORY_LIMIT_MB).
+    bool check_memory = true;
 };
 
 // Per-layer key/value cache for incremental decoding. Shapes [B, kv_heads, T, head_dim].

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <fstream>
 #include <sstream>
 
@@ -10,8 +11,9 @@
 namespace wl {
 
 int64_t bytesPerElement(const std::string& dtype) {
-    if (dtype == "float32" || dtype == "F32" || dtype == "float") return 4;
-    if (dtype == "bfloat16" || dtype == "BF16" || dtype == "float16" || dtype == "F16" || dtype == "half") return 2;
+    if (dtype == "float32" || dtype == "F32" || dtype == "f32" || dtype == "float") return 4;
+    if (dtype == "bfloat16" || dtype == "BF16" || dtype == "bf16" || dtype == "float16" || dtype == "F16" ||
+        dtype == "f16" || dtype == "half") return 2;
     if (dtype == "float64" || dtype == "F64" || dtype == "double") return 8;
     throw Error("dtype", "unknown dtype '" + dtype + "' (float32, bfloat16, float16)");
 }
@@ -54,7 +56,18 @@ int64_t availableMemoryBytes(const std::string& meminfo_path) {
     return -1;
 }
 
-int64_t availableMemoryBytes() { return availableMemoryBytes("/proc/meminfo"); }
+int64_t availableMemoryBytes() {
+    int64_t available = availableMemoryBytes("/proc/meminfo");
+    if (const char* limit = std::getenv("WAVELAB_MEMORY_LIMIT_MB"); limit && *limit) {
+        char* end = nullptr;
+        const long long mb = std::strtoll(limit, &end, 10);
+        if (end == limit || *end != '\0' || mb < 0)
+            throw Error("WAVELAB_MEMORY_LIMIT_MB", std::string("not a number of MiB: '") + limit + "'");
+        const int64_t cap = static_cast<int64_t>(mb) << 20;
+        available = available < 0 ? cap : std::min(available, cap);
+    }
+    return available;
+}
 
 std::string formatByteCount(int64_t bytes) {
     char buf[64];

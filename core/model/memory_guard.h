@@ -28,7 +28,8 @@ int64_t estimateModelBytes(const ModelConfig& config, const std::string& dtype);
 int64_t estimateCaptureBytes(const ModelConfig& config, int64_t tokens, int64_t batch,
                              const std::string& dtype = "float32");
 
-// MemAvailable from /proc/meminfo in bytes; -1 when unknown (no /proc, unparsable).
+// MemAvailable from /proc/meminfo in bytes, capped by $WAVELAB_MEMORY_LIMIT_MB when set (a
+// budget on a shared machine, and how tests exercise the refusals); -1 when unknown.
 int64_t availableMemoryBytes();
 // Same, reading a meminfo-format file (for tests).
 int64_t availableMemoryBytes(const std::string& meminfo_path);

@@ -2,11 +2,13 @@
 // model and running capture; analysis and selection are plain C++.
 #include "pipeline/select_pipeline.h"
 
+#include <algorithm>
 #include <chrono>
 #include <ctime>
 
 #include "data/calibration_set.h"
 #include "model/causal_lm.h"
+#include "model/memory_guard.h"
 #include "tokenizer/tokenizer.h"
 
 namespace wl {
@@ -25,6 +27,17 @@ double secondsSince(std::chrono::steady_clock::time_point t0) {
 }
 }  // namespace
 
+SelectionMemoryEstimate estimateSelectionMemory(const ModelConfig& config, const SelectionRunOptions& options) {
+    SelectionMemoryEstimate e;
+    e.weights = estimateModelBytes(config, options.dtype);
+    int64_t tokens = options.capture.max_tokens_per_prompt > 0 ? options.capture.max_tokens_per_prompt
+                                                                : config.max_position_embeddings;
+    if (config.max_position_embeddings > 0) tokens = std::min(tokens, config.max_position_embeddings);
+    e.capture = estimateCaptureBytes(config, tokens, options.capture.batch_size, options.dtype);
+    e.analysis = estimateAnalyzerBytes(config.numHiddenStates(), config.hidden_size, options.analysis);
+    return e;
+}
+
 SelectionReport runSelection(const std::string& model_path, const std::string& data_path,
                              const SelectionRunOptions& options, const SelectionRunProgressFn& progress,
                              CancelToken* cancel) {
@@ -38,6 +51,12 @@ SelectionReport runSelection(const std::string& model_path, const std::string& d
     LoadOptions load;
     load.device = options.device;
     load.dtype = options.dtype;
+    if (options.device == "cpu" || (options.device == "auto" && !torch::cuda::is_available())) {
+        const SelectionMemoryEstimate need = estimateSelectionMemory(CausalLM::readConfig(model_path), options);
+        checkFits(need.total(), availableMemoryBytes(), model_path,
+                  "this run (weights " + formatByteCount(need.weights) + " + capture batch " +
+                      formatByteCount(need.capture) + " + analysis " + formatByteCount(need.analysis) + ")");
+    }
     auto model = CausalLM::load(model_path, load);
     const ModelConfig& cfg = model->config();
     auto tokenizer = findTokenizerForModel(model_path, cfg.vocab_size, options.tokenizer_path);

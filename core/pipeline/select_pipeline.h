@@ -6,6 +6,7 @@
 
 #include "analysis/layer_analyzer.h"
 #include "capture/capture_runner.h"
+#include "model/model_config.h"
 #include "selection/elsi.h"
 #include "selection/selection_report.h"
 #include "util/cancel.h"
@@ -32,8 +33,19 @@ struct SelectionRunProgress {
 };
 using SelectionRunProgressFn = std::function<void(const SelectionRunProgress&)>;
 
+// Host memory a selection run holds at its peak: the weights, one capture batch (padded to
+// the longest allowed prompt) and the streaming analyzer. Shown before loading (GUI) and
+// checked by runSelection, which refuses with these numbers when they exceed MemAvailable.
+struct SelectionMemoryEstimate {
+    int64_t weights = 0;
+    int64_t capture = 0;
+    int64_t analysis = 0;
+    int64_t total() const { return weights + capture + analysis; }
+};
+SelectionMemoryEstimate estimateSelectionMemory(const ModelConfig& config, const SelectionRunOptions& options);
+
 // `data_path` empty = defaultCalibrationPath(). Throws wl::Error on bad input (model,
-// tokenizer, data, NaN states), wl::Cancelled when `cancel` fires.
+// tokenizer, data, NaN states, not enough memory), wl::Cancelled when `cancel` fires.
 SelectionReport runSelection(const std::string& model_path, const std::string& data_path,
                              const SelectionRunOptions& options,
                              const SelectionRunProgressFn& progress = {}, CancelToken* cancel = nullptr);

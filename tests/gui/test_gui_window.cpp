@@ -32,7 +32,9 @@
 #include "figure_data_io.h"
 #include "gui_test_util.h"
 #include "main_window.h"
+#include "model/memory_guard.h"
 #include "model_panel.h"
+#include "pipeline/select_pipeline.h"
 #include "selection/selection_report.h"
 #include "selection_panel.h"
 #include "util/atomic_file.h"
@@ -436,7 +438,14 @@ TEST(WindowErrors, MemoryEstimateComparesWithMemAvailable) {
     const ModelSummary s = Engine::inspect(kModel);
     EXPECT_EQ(s.config.num_layers, kStates - 1);
     EXPECT_GT(s.weight_bytes, 0);
-    EXPECT_EQ(s.weight_bytes, s.config.numParameters() * 4.0);
+    // The same numbers the loader and runSelection refuse with (core/model/memory_guard.h).
+    EXPECT_EQ(s.weight_bytes, static_cast<double>(estimateModelBytes(s.config, "float32")));
+    EXPECT_GE(s.weight_bytes, s.config.numParameters() * 4.0);
+    SelectionRunOptions run;
+    run.capture.max_tokens_per_prompt = RunOptions{}.max_tokens;
+    run.capture.batch_size = RunOptions{}.batch_size;
+    run.analysis = RunOptions{}.analysis;
+    EXPECT_EQ(s.estimate_bytes, static_cast<double>(estimateSelectionMemory(s.config, run).total()));
     EXPECT_GT(s.available_bytes, 0);
     EXPECT_TRUE(s.fits);
     EXPECT_EQ(s.fits, s.estimate_bytes <= s.available_bytes);
