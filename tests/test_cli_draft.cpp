@@ -8,6 +8,7 @@
 #include <regex>
 #include <string>
 
+#include "cli_runner.h"
 #include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -15,21 +16,7 @@ namespace fs = std::filesystem;
 namespace {
 const std::string kModel = std::string(WAVELAB_MODELS_DIR) + "/stories260K/stories260K.bin";
 
-struct Run {
-    int code;
-    std::string out;
-};
-
-Run cli(const std::string& args) {
-    const std::string cmd = std::string(WAVELAB_CLI_PATH) + " " + args + " 2>&1";
-    Run r{0, ""};
-    FILE* p = popen(cmd.c_str(), "r");
-    std::array<char, 4096> buf{};
-    while (fgets(buf.data(), buf.size(), p)) r.out += buf.data();
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
+wl::test::CliResult cli(const std::string& args) { return wl::test::runCli(args); }
 
 std::string work(const std::string& name) {
     auto d = fs::path(WAVELAB_TEST_WORK_DIR) / "cli_draft" / name;

@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 #include <string>
 
+#include "cli_runner.h"
 #include "util/atomic_file.h"
 
 namespace fs = std::filesystem;
@@ -18,12 +19,6 @@ const std::string kModels = WAVELAB_MODELS_DIR;
 const std::string kCheckpoint = kModels + "/stories260K/stories260K.bin";
 const std::string kTokenizer = kModels + "/stories260K/tok512.bin";
 
-struct Result {
-    int code = -1;
-    std::string out;   // stdout
-    std::string err;   // stderr
-};
-
 fs::path workDir(const std::string& name) {
     fs::path d = fs::path(WAVELAB_TEST_WORK_DIR) / "cli_model" / name;
     fs::remove_all(d);
@@ -31,21 +26,7 @@ fs::path workDir(const std::string& name) {
     return d;
 }
 
-Result run(const std::string& args) {
-    static int counter = 0;
-    const fs::path errf = fs::path(WAVELAB_TEST_WORK_DIR) / ("cli_model_stderr_" + std::to_string(++counter) + ".txt");
-    const std::string cmd = std::string(WAVELAB_CLI_PATH) + " " + args + " 2>" + errf.string();
-    Result r;
-    FILE* p = popen(cmd.c_str(), "r");
-    char buf[4096];
-    size_t n;
-    while ((n = fread(buf, 1, sizeof(buf), p)) > 0) r.out.append(buf, n);
-    const int status = pclose(p);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    r.err = wl::readFile(errf.string());
-    fs::remove(errf);
-    return r;
-}
+wl::test::CliResult run(const std::string& args) { return wl::test::runCli(args, wl::test::Stderr::Separate); }
 
 bool contains(const std::string& s, const std::string& what) { return s.find(what) != std::string::npos; }
 

@@ -10,27 +10,13 @@
 
 #include <nlohmann/json.hpp>
 
+#include "cli_runner.h"
+
 namespace fs = std::filesystem;
 
+using wl::test::runCli;
+
 namespace {
-
-struct CliRun {
-    int code = -1;
-    std::string output;  // stdout + stderr
-};
-
-CliRun runCli(const std::string& args) {
-    const std::string cmd = std::string(WAVELAB_CLI_PATH) + " " + args + " 2>&1";
-    CliRun r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-    int status = pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
 
 std::string slurp(const fs::path& p) {
     std::ifstream f(p);
@@ -42,17 +28,20 @@ std::string slurp(const fs::path& p) {
 const fs::path kWork = fs::path(WAVELAB_TEST_WORK_DIR) / "cli_select";
 const std::string kModel = std::string(WAVELAB_MODELS_DIR) + "/stories260K/stories260K.bin";
 
-// One select run shared by the tests (it is the slow part).
+// This process's result file: ctest -j runs the tests of this file as parallel processes.
+fs::path resultPath() { return kWork / ("result_" + std::to_string(getpid()) + ".json"); }
+
+// One select run shared by the tests of a process (it is the slow part).
 const nlohmann::json& selectResult() {
     static nlohmann::json result = [] {
         fs::create_directories(kWork);
-        const fs::path out = kWork / "result.json";
+        const fs::path out = resultPath();
         fs::remove(out);
-        CliRun r = runCli("select --model " + kModel +
+        wl::test::CliResult r = runCli("select --model " + kModel +
                        " --method elsi-c --m 3 --beam 8 --max-prompts 24 --max-tokens 64 --quiet --out " +
                        out.string());
-        EXPECT_EQ(r.code, 0) << r.output;
-        EXPECT_NE(r.output.find("EAGLE3"), std::string::npos) << r.output;
+        EXPECT_EQ(r.code, 0) << r.out;
+        EXPECT_NE(r.out.find("EAGLE3"), std::string::npos) << r.out;
         return nlohmann::json::parse(slurp(out));
     }();
     return result;
@@ -102,7 +91,7 @@ TEST(CliSelect, ExportsToEveryFormatWithMatchingIds) {
     if (!fs::exists(kModel)) GTEST_SKIP() << "missing " << kModel;
     const auto& j = selectResult();
     const std::vector<int> chosen = j["selection"]["chosen"]["states"];
-    const fs::path result = kWork / "result.json";
+    const fs::path result = resultPath();
     struct Case {
         std::string format;
         std::vector<std::string> key;
@@ -114,8 +103,8 @@ TEST(CliSelect, ExportsToEveryFormatWithMatchingIds) {
                                            {"trtllm", {"eagle3_layers_to_capture"}, 1},
                                            {"modelopt", {"eagle_architecture_config", "eagle_aux_hidden_state_layer_ids"}, 1}}) {
         const fs::path out = kWork / ("export_" + c.format + ".json");
-        CliRun r = runCli("export --result " + result.string() + " --format " + c.format + " --out " + out.string());
-        ASSERT_EQ(r.code, 0) << r.output;
+        wl::test::CliResult r = runCli("export --result " + result.string() + " --format " + c.format + " --out " + out.string());
+        ASSERT_EQ(r.code, 0) << r.out;
         auto e = nlohmann::json::parse(slurp(out));
         const nlohmann::json* node = &e;
         for (const auto& k : c.key) node = &(*node)[k];
@@ -128,36 +117,34 @@ TEST(CliSelect, ExportsToEveryFormatWithMatchingIds) {
     }
     // CSV tables.
     const fs::path csv = kWork / "csv";
-    CliRun r = runCli("export --result " + result.string() + " --csv " + csv.string());
-    ASSERT_EQ(r.code, 0) << r.output;
+    wl::test::CliResult r = runCli("export --result " + result.string() + " --csv " + csv.string());
+    ASSERT_EQ(r.code, 0) << r.out;
     const std::string curve = slurp(csv / "entropy_curve.csv"), cka = slurp(csv / "cka.csv");
     EXPECT_EQ(std::count(curve.begin(), curve.end(), '\n'), 7);
     EXPECT_EQ(std::count(cka.begin(), cka.end(), '\n'), 7);
     r = runCli("export --result " + result.string() + " --format csv-cka");
     EXPECT_EQ(r.code, 0);
-    EXPECT_EQ(r.output.rfind("state,0,1,2,3,4,5", 0), 0u) << r.output;
+    EXPECT_EQ(r.out.rfind("state,0,1,2,3,4,5", 0), 0u) << r.out;
 }
 
 TEST(CliSelect, BadInputGivesOneClearLine) {
     fs::create_directories(kWork);
     const fs::path bad = kWork / "broken.json";
     std::ofstream(bad) << "{\"schema\": \"wavelab.selection\", \"model\": ";
-    CliRun r = runCli("export --result " + bad.string() + " --format vllm");
+    wl::test::CliResult r = runCli("export --result " + bad.string() + " --format vllm");
     EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.output.find(bad.string()), std::string::npos) << r.output;
-    EXPECT_EQ(std::count(r.output.begin(), r.output.end(), '\n'), 1) << r.output;
+    EXPECT_NE(r.out.find(bad.string()), std::string::npos) << r.out;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 1) << r.out;
     r = runCli("select --model " + kModel + " --m 9 --out " + (kWork / "x.json").string());
     EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.output.find("--m"), std::string::npos) << r.output;
+    EXPECT_NE(r.out.find("--m"), std::string::npos) << r.out;
     r = runCli("select --model " + kModel + " --method magic --out " + (kWork / "x.json").string());
     EXPECT_EQ(r.code, 1);
-    EXPECT_NE(r.output.find("magic"), std::string::npos) << r.output;
+    EXPECT_NE(r.out.find("magic"), std::string::npos) << r.out;
     if (fs::exists(kModel)) {
-        const fs::path result = kWork / "result.json";
-        if (fs::exists(result)) {
-            r = runCli("export --result " + result.string() + " --format onnx");
-            EXPECT_EQ(r.code, 1);
-            EXPECT_NE(r.output.find("onnx"), std::string::npos);
-        }
+        selectResult();
+        r = runCli("export --result " + resultPath().string() + " --format onnx");
+        EXPECT_EQ(r.code, 1);
+        EXPECT_NE(r.out.find("onnx"), std::string::npos);
     }
 }

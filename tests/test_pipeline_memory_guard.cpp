@@ -11,12 +11,15 @@
 #include <random>
 
 #include "analysis/layer_analyzer.h"
+#include "cli_runner.h"
 #include "capture/capture_runner.h"
 #include "model/causal_lm.h"
 #include "model/memory_guard.h"
 #include "pipeline/select_pipeline.h"
 #include "tokenizer/tokenizer.h"
 #include "util/error.h"
+
+using wl::test::runCli;
 
 namespace {
 
@@ -175,34 +178,16 @@ TEST(MemoryGuardInUse, AnalyzerEstimateBoundsWhatItAllocates) {
     EXPECT_LT(wl::estimateAnalyzerBytes(L, D, options), estimate - moments / 2 + 1);
 }
 
-namespace {
-struct CliRun {
-    int code = -1;
-    std::string output;
-};
-CliRun runCli(const std::string& env, const std::string& args) {
-    const std::string cmd = env + " " + std::string(WAVELAB_CLI_PATH) + " " + args + " 2>&1";
-    CliRun r;
-    FILE* pipe = popen(cmd.c_str(), "r");
-    if (!pipe) return r;
-    std::array<char, 4096> buf{};
-    size_t n;
-    while ((n = fread(buf.data(), 1, buf.size(), pipe)) > 0) r.output.append(buf.data(), n);
-    const int status = pclose(pipe);
-    r.code = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
-    return r;
-}
-}  // namespace
-
 TEST(MemoryGuardInUse, CliSaysWhyAndWritesNothing) {
     const std::string out = std::string(WAVELAB_TEST_WORK_DIR) + "/memory_guard_cli.json";
     std::remove(out.c_str());
-    CliRun r = runCli("WAVELAB_MEMORY_LIMIT_MB=0", "select --model " + kModel + " --m 2 --max-prompts 4 --quiet --out " + out);
-    EXPECT_NE(r.code, 0) << r.output;
-    EXPECT_NE(r.output.find("needs about"), std::string::npos) << r.output;
-    EXPECT_NE(r.output.find("stories260K.bin"), std::string::npos) << r.output;
+    wl::test::CliResult r = runCli("select --model " + kModel + " --m 2 --max-prompts 4 --quiet --out " + out,
+                                   wl::test::Stderr::Merged, "WAVELAB_MEMORY_LIMIT_MB=0");
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("needs about"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("stories260K.bin"), std::string::npos) << r.out;
     EXPECT_EQ(std::fopen(out.c_str(), "r"), nullptr);
-    r = runCli("WAVELAB_MEMORY_LIMIT_MB=0", "generate --model " + kModel + " --prompt Hi --max-tokens 8");
-    EXPECT_NE(r.code, 0) << r.output;
-    EXPECT_NE(r.output.find("needs about"), std::string::npos) << r.output;
+    r = runCli("generate --model " + kModel + " --prompt Hi --max-tokens 8", wl::test::Stderr::Merged, "WAVELAB_MEMORY_LIMIT_MB=0");
+    EXPECT_NE(r.code, 0) << r.out;
+    EXPECT_NE(r.out.find("needs about"), std::string::npos) << r.out;
 }

@@ -8,7 +8,6 @@
 #include <QThread>
 #include <QThreadPool>
 #include <algorithm>
-#include <fstream>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -94,7 +93,6 @@ SurfaceData surfaceFrom(std::vector<SurfaceColumn> cols, int64_t num_states) {
         for (int r = 0; r < s.rows; ++r) s.values[static_cast<size_t>(r) * s.cols + c] = cols[c].entropy[r];
     return s;
 }
-
 
 }  // namespace
 

@@ -22,7 +22,7 @@ struct ModelSummary {
     QString dtype = QStringLiteral("float32");
     double weight_bytes = 0;         // parameters x bytes per parameter
     double estimate_bytes = 0;       // weights + capture + analysis working set
-    double available_bytes = 0;      // MemAvailable from /proc/meminfo (0 = unknown)
+    double available_bytes = 0;      // core's availableMemoryBytes() (0 = unknown)
     bool fits = true;
     QString tokenizer;               // tokenizer found for it (after loading)
     QString fitMessage() const;
@@ -56,7 +56,7 @@ struct RunResult {
     double capture_seconds = 0;
 };
 
-// Reads MemAvailable from /proc/meminfo (bytes), 0 if unknown.
+// "1.5 GiB", "640 MiB": sizes for memory estimates.
 QString formatBytes(double bytes);
 
 }  // namespace wl
