@@ -11,18 +11,24 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
+#include <QLegend>
+#include <QLegendMarker>
 #include <QLineSeries>
+#include <QScatterSeries>
 #include <QPointer>
 #include <QProgressBar>
 #include <QPushButton>
 #include <QSpinBox>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QThreadPool>
 #include <QVBoxLayout>
 #include <QValueAxis>
 #include <algorithm>
+#include <cmath>
 
 #include "report_adapter.h"
+#include "specforge_panel.h"
 #include "util/cancel.h"
 #include "util/error.h"
 
@@ -33,11 +39,15 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     setWindowTitle(tr("Train EAGLE3 draft"));
     setObjectName(QStringLiteral("draftDialog"));
     auto* layout = new QVBoxLayout(this);
+    tabs_ = new QTabWidget(this);
+    tabs_->setObjectName(QStringLiteral("draftTabs"));
+    auto* local = new QWidget(tabs_);
+    auto* local_layout = new QVBoxLayout(local);
     auto* intro = new QLabel(tr("Trains an EAGLE3 draft head fed by hidden states <b>%1</b> of the target model "
                                 "(training-time test, soft cross-entropy against the target).")
-                                 .arg(QString::fromStdString(layersText(request_.layers))), this);
+                                 .arg(QString::fromStdString(layersText(request_.layers))), local);
     intro->setWordWrap(true);
-    layout->addWidget(intro);
+    local_layout->addWidget(intro);
     auto* form = new QFormLayout;
     auto* out_row = new QHBoxLayout;
     out_ = new QLineEdit(request_.out_dir, this);
@@ -53,7 +63,12 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     resume_ = new QCheckBox(tr("Resume from the checkpoint in the output folder"), this);
     resume_->setObjectName(QStringLiteral("resumeTraining"));
     form->addRow(QString(), resume_);
-    layout->addLayout(form);
+    local_layout->addLayout(form);
+    local_layout->addStretch(1);
+    tabs_->addTab(local, tr("On this machine"));
+    specforge_ = new SpecForgePanel(request_, tabs_);
+    tabs_->addTab(specforge_, tr("SpecForge (GPUs)"));
+    layout->addWidget(tabs_);
 
     // Live curves: loss (left axis, grows to the largest loss seen) and step-0 top-1
     // accuracy (right axis, 0..1) against the training step. Updates only append.
@@ -64,8 +79,12 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     loss_series_->setName(tr("loss"));
     accuracy_series_ = new QLineSeries;
     accuracy_series_->setName(tr("step-0 accuracy"));
+    objective_series_ = new QScatterSeries;
+    objective_series_->setName(tr("epoch objective"));
+    objective_series_->setMarkerSize(9);
     chart->addSeries(loss_series_);
     chart->addSeries(accuracy_series_);
+    chart->addSeries(objective_series_);
     step_axis_ = new QValueAxis;
     step_axis_->setTitleText(tr("step"));
     step_axis_->setLabelFormat(QStringLiteral("%d"));
@@ -83,6 +102,10 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     loss_series_->attachAxis(loss_axis_);
     accuracy_series_->attachAxis(step_axis_);
     accuracy_series_->attachAxis(accuracy_axis);
+    objective_series_->attachAxis(step_axis_);
+    objective_series_->attachAxis(loss_axis_);
+    objective_series_->setVisible(false);   // SpecForge runs only
+    for (QLegendMarker* marker : chart->legend()->markers(objective_series_)) marker->setVisible(false);
     chart_view_ = new QChartView(chart, this);
     chart_view_->setObjectName(QStringLiteral("draftCurves"));
     chart_view_->setRenderHint(QPainter::Antialiasing);
@@ -125,6 +148,18 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
         if (!d.isEmpty()) out_->setText(d);
     });
     connect(out_, &QLineEdit::textChanged, this, [this] { refreshResume(); });
+    connect(tabs_, &QTabWidget::currentChanged, this, [this](int tab) { showLocalButtons(tab == 0); });
+    connect(specforge_, &SpecForgePanel::runStarted, this, &DraftDialog::onSpecForgeStarted);
+    connect(specforge_, &SpecForgePanel::runningChanged, this, [this](bool running) {
+        if (start_) start_->setEnabled(!running && !running_);
+        if (compare_) compare_->setEnabled(!running && !running_);
+    });
+    connect(specforge_, &SpecForgePanel::statusChanged, status_, &QLabel::setText);
+    connect(specforge_, &SpecForgePanel::progressChanged, this, [this](qint64 done, qint64 total) {
+        progress_->setRange(0, static_cast<int>(std::clamp<qint64>(total, 1, 1 << 30)));
+        progress_->setValue(static_cast<int>(std::clamp<qint64>(done, 0, 1 << 30)));
+    });
+    connect(specforge_, &SpecForgePanel::curvePoint, this, &DraftDialog::onSpecForgePoint);
     connect(start_, &QPushButton::clicked, this, &DraftDialog::start);
     connect(close_, &QPushButton::clicked, this, [this] {
         if (running_) {
@@ -228,8 +263,59 @@ void DraftDialog::setRunning(bool running) {
     running_ = running;
     start_->setEnabled(!running);
     if (compare_) compare_->setEnabled(!running);
+    specforge_->setEnabled(!running);   // one run feeds the chart at a time
     close_->setText(running ? tr("Cancel") : tr("Close"));
     refreshResume();
+}
+
+void DraftDialog::showLocalButtons(bool show) {
+    start_->setVisible(show);
+    if (compare_) compare_->setVisible(show);
+}
+
+void DraftDialog::onSpecForgeStarted() {
+    loss_series_->clear();
+    accuracy_series_->clear();
+    objective_series_->clear();
+    loss_series_->setName(tr("loss (SpecForge bar)"));
+    accuracy_series_->setName(tr("accuracy (SpecForge bar)"));
+    step_axis_->setTitleText(tr("epoch"));
+    step_axis_->setLabelFormat(QStringLiteral("%.1f"));
+    step_axis_->setRange(0, std::max(1, specforge_->epochs()));
+    max_loss_ = 0;
+    loss_axis_->setRange(0, 1);
+    progress_->setRange(0, 0);   // busy until SpecForge draws its first bar
+}
+
+void DraftDialog::onSpecForgePoint(double x, double loss, double accuracy, bool summary, bool evaluation, bool by_step) {
+    if (evaluation) return;   // evaluation summaries stay in the log; the chart shows training
+    if (by_step && step_axis_->titleText() != tr("step")) {
+        step_axis_->setTitleText(tr("step"));
+        step_axis_->setLabelFormat(QStringLiteral("%d"));
+    }
+    if (step_axis_->max() < x) step_axis_->setRange(0, by_step ? x * 1.25 : std::ceil(x));
+    auto grow = [this](double value) {
+        if (std::isfinite(value) && value > max_loss_) {
+            max_loss_ = value;
+            loss_axis_->setRange(0, max_loss_ * 1.05);
+        }
+    };
+    // Summaries carry the weighted objective; bar points the running values SpecForge shows in
+    // its progress bar.
+    if (summary && std::isfinite(loss)) {
+        if (!objective_series_->isVisible()) {
+            objective_series_->setVisible(true);
+            for (QLegendMarker* marker : chart_view_->chart()->legend()->markers(objective_series_)) marker->setVisible(true);
+        }
+        objective_series_->append(x, loss);
+        grow(loss);
+        return;
+    }
+    if (std::isfinite(loss)) {
+        loss_series_->append(x, loss);
+        grow(loss);
+    }
+    if (std::isfinite(accuracy)) accuracy_series_->append(x, accuracy);
 }
 
 void DraftDialog::startCompare() {

@@ -2,7 +2,8 @@
 // "Train draft…": output folder and steps, then training on a worker thread with a progress
 // bar and live loss / step-0 accuracy curves; Cancel stops it through the CancelToken (core
 // checkpoints on cancel) and "Resume from checkpoint" continues from there. After training,
-// the draft is evaluated on held-out prompts and tau shows in a small table.
+// the draft is evaluated on held-out prompts and tau shows in a small table. A second tab
+// starts SpecForge as an external process (SpecForgePanel) and charts its log the same way.
 #include <QDialog>
 #include <memory>
 #include <optional>
@@ -17,11 +18,15 @@ class QLineSeries;
 class QTableWidget;
 class QValueAxis;
 class QLineEdit;
+class QScatterSeries;
+class QTabWidget;
 class QProgressBar;
 class QPushButton;
 class QSpinBox;
 
 namespace wl {
+
+class SpecForgePanel;
 
 class DraftDialog : public QDialog {
     Q_OBJECT
@@ -33,6 +38,9 @@ public:
     QLineSeries* lossSeries() const { return loss_series_; }
     QLineSeries* accuracySeries() const { return accuracy_series_; }
     QTableWidget* tauTable() const { return tau_table_; }
+    // SpecForge runs: per-epoch training objective (sum_i 0.8^i pLoss_i) from its summaries.
+    QScatterSeries* objectiveSeries() const { return objective_series_; }
+    SpecForgePanel* specForgePanel() const { return specforge_; }
 
 private:
     void start();
@@ -43,6 +51,9 @@ private:
     void onCompared(const QString& message, const std::vector<DraftEvalSummary>& rows);
     void addTauRow(const DraftEvalSummary& eval);
     void refreshResume();
+    void onSpecForgeStarted();
+    void onSpecForgePoint(double x, double loss, double accuracy, bool summary, bool evaluation, bool by_step);
+    void showLocalButtons(bool show);
 
     DraftTrainingRequest request_;
     DraftTrainingService* service_;
@@ -54,6 +65,9 @@ private:
     QChartView* chart_view_ = nullptr;
     QLineSeries* loss_series_ = nullptr;
     QLineSeries* accuracy_series_ = nullptr;
+    QScatterSeries* objective_series_ = nullptr;
+    QTabWidget* tabs_ = nullptr;
+    SpecForgePanel* specforge_ = nullptr;
     QValueAxis* step_axis_ = nullptr;
     QValueAxis* loss_axis_ = nullptr;
     double max_loss_ = 0;
