@@ -48,6 +48,17 @@ TEST(CliDraft, TrainThenEvalPrintsTauAndIsLossless) {
     ASSERT_TRUE(std::regex_search(e.out, m, std::regex("tau ([0-9.]+)"))) << e.out;
     EXPECT_GT(std::stod(m[1]), 1.0) << e.out;
     EXPECT_NE(e.out.find("lossless: yes"), std::string::npos) << e.out;
+
+    // Tree drafting: depth 4, three nodes per level; still identical to greedy decoding.
+    auto tree = cli("eval --model " + kModel + " --draft " + out +
+                 " --offset 64 --max-prompts 6 --k 4 --tree-topk 3 --max-new 32 --threads 1");
+    ASSERT_EQ(tree.code, 0) << tree.out;
+    EXPECT_NE(tree.out.find("tree depth 4 x top-3"), std::string::npos) << tree.out;
+    ASSERT_TRUE(std::regex_search(tree.out, m, std::regex("tau ([0-9.]+)"))) << tree.out;
+    EXPECT_GT(std::stod(m[1]), 1.0) << tree.out;
+    EXPECT_NE(tree.out.find("lossless: yes"), std::string::npos) << tree.out;
+    ASSERT_TRUE(std::regex_search(tree.out, m, std::regex("tokens verified per round ([0-9.]+)"))) << tree.out;
+    EXPECT_GT(std::stod(m[1]), 5.0) << tree.out;   // more than a chain's k + 1
 }
 
 TEST(CliDraft, BadInputGivesOneLineErrors) {
@@ -59,6 +70,11 @@ TEST(CliDraft, BadInputGivesOneLineErrors) {
     EXPECT_EQ(r.code, 1);
     r = cli("eval --model " + kModel + " --draft " + work("nothing"));
     EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("config.json"), std::string::npos) << r.out;
+    r = cli("eval --model " + kModel + " --draft " + work("nothing") + " --tree-topk 0");
+    EXPECT_EQ(r.code, 1);
+    EXPECT_NE(r.out.find("--tree-topk"), std::string::npos) << r.out;
+    r = cli("eval --model " + kModel + " --draft " + work("nothing"));
     EXPECT_NE(r.out.find("config.json"), std::string::npos) << r.out;
     r = cli("compare --model " + kModel + " --sets elsi,eagle3 --steps 1");
     EXPECT_EQ(r.code, 1);

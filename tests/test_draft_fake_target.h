@@ -54,7 +54,9 @@ public:
         torch::NoGradGuard no_grad;
         const int64_t T = input_ids.size(1);
         const int64_t past = cache ? cache->length() : 0;
-        auto positions = torch::arange(past, past + T, torch::kInt64);
+        // Tree verification: positions past + depth, and each node sees the cache and its ancestors.
+        const bool tree = options.tree_mask.defined();
+        auto positions = tree ? options.tree_depth.to(torch::kInt64) + past : torch::arange(past, past + T, torch::kInt64);
         auto x = torch::embedding(embed_, input_ids) + pos_.index_select(0, positions).unsqueeze(0);
         ForwardOutput out;
         if (options.capture_hidden) out.hidden_states.push_back(x);
@@ -79,7 +81,9 @@ public:
             auto scores = torch::matmul(q, k.squeeze(1).transpose(1, 2)) / std::sqrt(double(config_.hidden_size));
             auto key_pos = torch::arange(L, torch::kInt64).view({1, L});
             auto query_pos = torch::arange(T, torch::kInt64).view({T, 1}) + (L - T);
-            scores = scores.masked_fill(key_pos > query_pos, -std::numeric_limits<float>::infinity());
+            auto hidden = tree ? torch::cat({torch::ones({T, L - T}, torch::kBool), options.tree_mask.ne(0)}, 1).logical_not()
+                               : key_pos > query_pos;
+            scores = scores.masked_fill(hidden, -std::numeric_limits<float>::infinity());
             x = x + torch::matmul(torch::matmul(torch::softmax(scores, -1), v.squeeze(1)), wo_[l]);
             x = x + torch::matmul(torch::gelu(torch::matmul(rms(x), w1_[l])), w2_[l]);
             if (options.capture_hidden) out.hidden_states.push_back(x);

@@ -64,7 +64,7 @@ TEST(DraftStories, TrainedDraftIsLosslessAndAccepted) {
     auto draft = wl::loadDraft(dir, wl::targetEmbeddings(*s.model));
     EXPECT_EQ(draft->config().aux_layers, (std::vector<int64_t>{1, 3, 4}));
     std::vector<std::vector<int64_t>> held_out(s.prompts.begin() + 64, s.prompts.begin() + 70);
-    int64_t rounds = 0, round_tokens = 0;
+    int64_t rounds = 0, round_tokens = 0, tree_rounds = 0, tree_tokens = 0;
     for (const auto& p : held_out) {
         // The loader's own greedy decoding (max_total_tokens counts the prompt).
         const auto reference = s.model->generateGreedy(p, static_cast<int64_t>(p.size()) + 40, true, {});
@@ -73,8 +73,14 @@ TEST(DraftStories, TrainedDraftIsLosslessAndAccepted) {
             EXPECT_EQ(spec.tokens, reference) << "k=" << k;
             if (k == 4) rounds += spec.stats.rounds, round_tokens += spec.stats.round_tokens;
         }
+        auto tree = wl::speculativeGenerateTree(*s.model, draft, p, 4, 4, 40, true);
+        EXPECT_EQ(tree.tokens, reference) << "tree depth 4 top-4";
+        tree_rounds += tree.stats.rounds, tree_tokens += tree.stats.round_tokens;
     }
     const double tau = double(round_tokens) / double(rounds);
-    std::printf("stories260K, 40 steps: tau(k=4) = %.3f over %lld rounds\n", tau, (long long)rounds);
+    const double tree_tau = double(tree_tokens) / double(tree_rounds);
+    std::printf("stories260K, 40 steps: tau(k=4) = %.3f over %lld rounds; tree depth 4 top-4 tau = %.3f\n", tau,
+                (long long)rounds, tree_tau);
     EXPECT_GT(tau, 1.2);
+    EXPECT_GT(tree_tau, 1.2);
 }

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <filesystem>
 #include <random>
 
@@ -74,6 +75,40 @@ TEST(SpeculativeDecoding, IsLosslessForAnyDraft) {
     }
 }
 
+// Tree drafting: lossless for any draft and any tree shape; with top_k = 1 the tree is the
+// chain, so it must reproduce chain drafting's tokens and statistics exactly.
+TEST(SpeculativeDecoding, TreeIsLosslessAndTopOneIsTheChain) {
+    FakeTarget target;
+    torch::manual_seed(12);
+    std::vector<int64_t> counts(40, 1);
+    auto config = wl::draftConfigForTarget(target.config(), {1, 3}, 30);
+    auto draft = wl::makeDraft(target, config, wl::buildDraftVocab(counts, 30), true);
+    for (const auto& p : prompts(3, 6, 4)) {
+        const auto plain = wl::decodeWithTarget(target, p, 30);
+        for (int64_t depth : {1, 3, 5}) {
+            const auto chain = wl::speculativeGenerate(target, draft, p, depth, 30);
+            const auto top1 = wl::speculativeGenerateTree(target, draft, p, depth, 1, 30);
+            EXPECT_EQ(top1.tokens, chain.tokens) << "depth " << depth;
+            EXPECT_EQ(top1.stats.rounds, chain.stats.rounds);
+            EXPECT_EQ(top1.stats.round_tokens, chain.stats.round_tokens);
+            EXPECT_EQ(top1.stats.accepted_at, chain.stats.accepted_at);
+            EXPECT_EQ(top1.stats.verify_tokens, chain.stats.verify_tokens);
+            for (int64_t top_k : {2, 4}) {
+                const auto tree = wl::speculativeGenerateTree(target, draft, p, depth, top_k, 30);
+                EXPECT_EQ(tree.tokens, plain) << "depth " << depth << " top_k " << top_k;
+                EXPECT_EQ(tree.stats.round_tokens, static_cast<int64_t>(tree.tokens.size()) - 1);
+                EXPECT_GE(tree.stats.tau(), 1.0);
+                EXPECT_LE(tree.stats.tau(), depth + 1.0);
+                EXPECT_LE(tree.stats.verify_tokens, tree.stats.rounds * (top_k * depth + 1));
+                EXPECT_GT(tree.stats.verify_tokens, tree.stats.rounds * (depth + 1) - 1);   // wider than a chain
+                for (size_t j = 1; j < tree.stats.accepted_at.size(); ++j)
+                    EXPECT_LE(tree.stats.accepted_at[j], tree.stats.accepted_at[j - 1]);
+            }
+        }
+    }
+    EXPECT_THROW(wl::speculativeGenerateTree(target, draft, {1, 2}, 3, 0, 10), wl::Error);
+}
+
 TEST(DraftTraining, LearnsTheTargetAndSpeedsUpVerification) {
     FakeTarget target;
     const auto dir = workDir("learn");
@@ -102,6 +137,13 @@ TEST(DraftTraining, LearnsTheTargetAndSpeedsUpVerification) {
     EXPECT_GT(eval.tau, 1.5) << "acceptance[0] " << eval.acceptance[0];
     ASSERT_EQ(eval.acceptance.size(), 4u);
     EXPECT_NEAR(eval.tau, 1.0 + eval.acceptance[0] + eval.acceptance[1] + eval.acceptance[2] + eval.acceptance[3], 0.2);
+    // A tree of the same depth verifies more candidates per round and stays lossless.
+    auto tree = wl::evaluateDraft(target, draft, prompts(6, 6, 2), 4, 24, true, true, nullptr, {}, 3);
+    EXPECT_EQ(tree.lossless_mismatches, 0);
+    EXPECT_EQ(tree.tree_top_k, 3);
+    EXPECT_GT(tree.tau, 1.5);
+    EXPECT_GT(tree.verify_tokens_per_round, eval.verify_tokens_per_round);
+    std::printf("fake target, depth 4: tau chain %.3f, tree top-3 %.3f\n", eval.tau, tree.tau);
 }
 
 TEST(DraftTraining, CancelAndResumeEqualsOneRun) {

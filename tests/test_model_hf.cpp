@@ -365,6 +365,73 @@ TEST(ModelHf, KvCacheDecodeEqualsFullForward) {
     EXPECT_LT(maxDiff(again.logits[1][0], full.logits[1][6]), 1e-4);
 }
 
+// Tree verification (speculative decoding): every node of a token tree, verified in one pass
+// with a tree mask, gets the logits of its own root-to-node path run causally on its own;
+// keeping one path in the KV cache then decodes like that path alone. Mistral's sliding
+// window (5) is shorter than prefix + depth, so the window must follow position ids.
+TEST(ModelHf, TreeVerificationEqualsEachPathAlone) {
+    auto dir = workDir("tree");
+    wl::writeSyntheticCheckpoint(tinyMistral(), dir.string(), {});
+    auto m = wl::CausalLM::load(dir.string(), {"cpu", "float32"});
+    const auto prefix = someIds(7, 61, 21);
+    const auto tokens = someIds(7, 61, 22);                  // rows: r a b c d f e
+    const std::vector<int> parent = {-1, 0, 0, 1, 1, 2, 3};  // a,b under r; c,d under a; f under b; e under c
+    const int64_t T = static_cast<int64_t>(tokens.size());
+    auto mask = torch::zeros({T, T}, torch::kBool);
+    auto depth = torch::zeros({T}, torch::kLong);
+    std::vector<std::vector<int64_t>> paths(tokens.size());
+    for (int64_t i = 0; i < T; ++i) {
+        for (int a = static_cast<int>(i); a >= 0; a = parent[static_cast<size_t>(a)]) {
+            mask[i][a] = true;
+            paths[static_cast<size_t>(i)].insert(paths[static_cast<size_t>(i)].begin(), tokens[static_cast<size_t>(a)]);
+        }
+        depth[i] = static_cast<int64_t>(paths[static_cast<size_t>(i)].size()) - 1;
+    }
+    wl::KVCache cache;
+    wl::ForwardOptions fo;
+    fo.capture_hidden = true;
+    m->forward(row(prefix), {}, &cache, fo);
+    wl::ForwardOptions tree = fo;
+    tree.tree_mask = mask;
+    tree.tree_depth = depth;
+    auto out = m->forward(row(tokens), {}, &cache, tree);
+    EXPECT_EQ(cache.length(), static_cast<int64_t>(prefix.size()) + T);
+    for (int64_t i = 0; i < T; ++i) {
+        std::vector<int64_t> alone = prefix;
+        alone.insert(alone.end(), paths[static_cast<size_t>(i)].begin(), paths[static_cast<size_t>(i)].end());
+        auto ref = runAll(*m, row(alone));
+        const int64_t last = static_cast<int64_t>(alone.size()) - 1;
+        EXPECT_LT(maxDiff(out.logits[0][i], ref.logits[0][last]), 1e-4) << "row " << i;
+        for (size_t h = 0; h < ref.hidden_states.size(); ++h)
+            EXPECT_LT(maxDiff(out.hidden_states[h][0][i], ref.hidden_states[h][0][last]), 1e-4) << "row " << i << " h " << h;
+    }
+    // A causal chain is the special case of a path-shaped tree: it must differ from the tree
+    // answer for a node off the chain (sensitivity guard for the mask).
+    auto chain = runAll(*m, row([&] {
+        auto v = prefix;
+        v.insert(v.end(), tokens.begin(), tokens.begin() + 3);   // r a b as a sequence
+        return v;
+    }()));
+    EXPECT_GT(maxDiff(out.logits[0][2], chain.logits[0][static_cast<int64_t>(prefix.size()) + 2]), 1e-3);
+
+    // Keep the path r-a-c-e (rows 0, 1, 3, 6), then decode one more token.
+    const int64_t P = static_cast<int64_t>(prefix.size());
+    cache.keepRows(P, {P + 0, P + 1, P + 3, P + 6});
+    EXPECT_EQ(cache.length(), P + 4);
+    const int64_t next = 5;
+    auto step = m->forward(row({next}), {}, &cache, fo);
+    std::vector<int64_t> alone = prefix;
+    for (int r : {0, 1, 3, 6}) alone.push_back(tokens[static_cast<size_t>(r)]);
+    alone.push_back(next);
+    auto ref = runAll(*m, row(alone));
+    EXPECT_LT(maxDiff(step.logits[0][0], ref.logits[0][static_cast<int64_t>(alone.size()) - 1]), 1e-4);
+
+    EXPECT_THROW(cache.keepRows(P, {P + 2, P + 1}), wl::Error);   // not ascending
+    EXPECT_THROW(cache.keepRows(P, {P - 1}), wl::Error);          // inside the prefix
+    tree.tree_depth = torch::zeros({T - 1}, torch::kLong);
+    EXPECT_THROW(m->forward(row(tokens), {}, &cache, tree), wl::Error);
+}
+
 TEST(ModelHf, GreedyGenerationMatchesArgmaxOfFullForward) {
     auto dir = workDir("greedy");
     wl::writeSyntheticCheckpoint(tinyQwen3(), dir.string(), {});

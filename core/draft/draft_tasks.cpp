@@ -91,8 +91,9 @@ DraftEvalResult runDraftEval(const DraftEvalOptions& options, CancelToken* cance
     po.chat_template = options.chat_template;
     auto prompts = targetPrompts(*target, options.model_path, options.tokenizer_path,
                                  dataPathOrDefault(options.data_path), po);
+    if (options.tree_top_k < 1) throw Error("--tree-topk", "must be >= 1");
     return evaluateDraft(*target, draft, prompts, options.k, options.max_new_tokens, options.run_baseline,
-                         options.stop_at_eos, cancel, progress);
+                         options.stop_at_eos, cancel, progress, options.tree_top_k);
 }
 
 }  // namespace wl

@@ -161,7 +161,8 @@ std::vector<torch::Tensor> Eagle3DraftImpl::forwardTTT(const torch::Tensor& aux,
 }
 
 torch::Tensor Eagle3DraftImpl::forwardCached(const torch::Tensor& hidden, const torch::Tensor& ids,
-                                             const torch::Tensor& positions, DraftKVCache& cache) {
+                                             const torch::Tensor& positions, DraftKVCache& cache,
+                                             const torch::Tensor& visible) {
     const int64_t B = hidden.size(0), n = hidden.size(1);
     const int64_t H = config_.num_heads, Hkv = config_.num_kv_heads, hd = config_.head_dim;
     auto& attn = midlayer->self_attn;
@@ -176,10 +177,18 @@ torch::Tensor Eagle3DraftImpl::forwardCached(const torch::Tensor& hidden, const 
     cache.values = cache.values.defined() ? torch::cat({cache.values, v}, 2) : v;
     const int64_t L = cache.length(), past = L - n;
     auto scores = torch::matmul(q, repeatKV(cache.keys, H / Hkv).transpose(2, 3)) / std::sqrt(double(hd));
-    // New entry r sees every cached key and new keys up to itself.
-    auto key_pos = torch::arange(L, torch::kInt64).view({1, L});
-    auto query_pos = torch::arange(n, torch::kInt64).view({n, 1}) + past;
-    auto mask = torch::where(key_pos <= query_pos, torch::zeros({1}), torch::full({1}, -std::numeric_limits<float>::infinity()));
+    // New entry r sees every cached key and new keys up to itself, unless `visible` says otherwise.
+    torch::Tensor allowed;
+    if (visible.defined()) {
+        if (visible.dim() != 2 || visible.size(0) != n || visible.size(1) != L)
+            throw Error("draft", "visible mask must be [new entries, cache + new entries]");
+        allowed = visible.to(torch::kCPU).ne(0);
+    } else {
+        auto key_pos = torch::arange(L, torch::kInt64).view({1, L});
+        auto query_pos = torch::arange(n, torch::kInt64).view({n, 1}) + past;
+        allowed = key_pos <= query_pos;
+    }
+    auto mask = torch::where(allowed, torch::zeros({1}), torch::full({1}, -std::numeric_limits<float>::infinity()));
     auto probs = torch::softmax((scores.to(torch::kFloat32) + mask.to(scores.device())), -1).to(q.scalar_type());
     auto o = torch::matmul(probs, repeatKV(cache.values, H / Hkv));
     return finishLayer(hidden, o.transpose(1, 2).reshape({B, n, H * hd}));

@@ -85,9 +85,12 @@ public:
 
     // Incremental step: hidden [B,n,d] (fc output or a previous step's output), ids [B,n],
     // rotary positions [n]; attends to everything in `cache` plus the new entries causally,
-    // appends them. Returns the pre-norm outputs [B,n,d].
+    // appends them. Returns the pre-norm outputs [B,n,d]. `visible` [n, cache + n] bool, when
+    // given, replaces the causal rule (tree drafting: a node sees the committed prefix and its
+    // own ancestors, not its cousins).
     torch::Tensor forwardCached(const torch::Tensor& hidden, const torch::Tensor& ids,
-                                const torch::Tensor& positions, DraftKVCache& cache);
+                                const torch::Tensor& positions, DraftKVCache& cache,
+                                const torch::Tensor& visible = {});
 
     torch::nn::Linear fc{nullptr};
     DraftLayer midlayer{nullptr};

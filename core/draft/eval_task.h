@@ -19,7 +19,8 @@ struct DraftEvalOptions {
     std::string draft_dir;
     std::string data_path;           // empty = bundled default calibration set
     std::string tokenizer_path;
-    int64_t k = 4;                   // draft tokens per round (chain)
+    int64_t k = 4;                   // draft tokens per round (chain), or the tree's depth
+    int64_t tree_top_k = 1;          // > 1: draft a tree keeping this many nodes per level
     int64_t max_new_tokens = 64;
     int64_t max_prompts = 16;        // 0 = all
     int64_t prompt_offset = 0;       // skip the first prompts (e.g. those used for training)
@@ -35,11 +36,13 @@ struct DraftEvalOptions {
 struct DraftEvalResult {
     int64_t prompts = 0;
     int64_t k = 0;
+    int64_t tree_top_k = 1;
     int64_t rounds = 0;
     int64_t round_tokens = 0;
     int64_t generated_tokens = 0;    // including each prompt's first (prefill) token
     double tau = 0.0;
     std::vector<double> acceptance;  // [k]
+    double verify_tokens_per_round = 0.0;   // k + 1 for a chain; up to top_k * k + 1 for a tree
     double spec_seconds = 0.0;
     double baseline_seconds = 0.0;
     double speedup = 0.0;            // 0 when no baseline ran

@@ -2,6 +2,7 @@
 
 #include <ATen/CPUGeneratorImpl.h>
 
+#include <algorithm>
 #include <chrono>
 
 #include "draft/eval_task.h"
@@ -36,6 +37,7 @@ bool isEos(int64_t token, int64_t eos, bool stop_at_eos) { return stop_at_eos &&
 void SpecDecodeStats::add(const SpecDecodeStats& o) {
     rounds += o.rounds;
     round_tokens += o.round_tokens;
+    verify_tokens += o.verify_tokens;
     if (accepted_at.size() < o.accepted_at.size()) accepted_at.resize(o.accepted_at.size(), 0);
     for (size_t j = 0; j < o.accepted_at.size(); ++j) accepted_at[j] += o.accepted_at[j];
     seconds += o.seconds;
@@ -65,6 +67,34 @@ std::vector<int64_t> decodeWithTarget(CausalLM& target, const std::vector<int64_
     }
     return generated;
 }
+
+namespace {
+
+// Draft step-0 entries for the pending positions (EAGLE: feature f_t with token seq[t+1]);
+// returns their outputs [1, n, d], the last of which drafts the token after seq.back().
+torch::Tensor feedPending(Eagle3Draft& draft, DraftKVCache& cache, const torch::Tensor& pending_aux,
+                          const std::vector<int64_t>& seq, int64_t pending_start, torch::Device device) {
+    const int64_t n = pending_aux.size(1);
+    std::vector<int64_t> ids(seq.begin() + pending_start + 1, seq.begin() + pending_start + 1 + n);
+    return draft->forwardCached(draft->project(pending_aux.to(torch::kFloat32)), idsTensor(ids, device),
+                                torch::arange(pending_start, pending_start + n, torch::kInt64), cache);
+}
+
+// Commits a verify round's accepted drafts plus the target's own next token, stopping at EOS
+// or max_new. Returns true when generation is done.
+bool commitRound(SpecDecodeOutput& result, std::vector<int64_t>& seq, const std::vector<int64_t>& tokens, int64_t eos,
+                 bool stop_at_eos, int64_t max_new) {
+    bool done = false;
+    for (size_t j = 0; j < tokens.size() && !done; ++j) {
+        seq.push_back(tokens[j]);
+        result.tokens.push_back(tokens[j]);
+        result.stats.round_tokens += 1;
+        if (isEos(tokens[j], eos, stop_at_eos) || static_cast<int64_t>(result.tokens.size()) >= max_new) done = true;
+    }
+    return done;
+}
+
+}  // namespace
 
 SpecDecodeOutput speculativeGenerate(CausalLM& target, Eagle3Draft& draft, const std::vector<int64_t>& prompt,
                                      int64_t k, int64_t max_new, bool stop_at_eos) {
@@ -99,16 +129,13 @@ SpecDecodeOutput speculativeGenerate(CausalLM& target, Eagle3Draft& draft, const
 
     while (!done) {
         const int64_t L = static_cast<int64_t>(seq.size());
-        // 1. Draft step-0 entries for the pending positions (EAGLE: feature f_t + token t+1).
-        const int64_t n = pending_aux.size(1);
-        std::vector<int64_t> step0_ids(seq.begin() + pending_start + 1, seq.begin() + pending_start + 1 + n);
-        auto h = draft->forwardCached(draft->project(pending_aux.to(torch::kFloat32)), idsTensor(step0_ids, device),
-                                      torch::arange(pending_start, pending_start + n, torch::kInt64), draft_cache);
+        // 1. Draft step-0 entries for the pending positions.
+        auto h = feedPending(draft, draft_cache, pending_aux, seq, pending_start, device);
         const int64_t draft_base = draft_cache.length();   // = L - 1
         // 2. Chain drafting: k tokens, each feeding the draft's own hidden state forward.
         int64_t k_round = std::min<int64_t>(k, std::max<int64_t>(0, max_pos - L));
         std::vector<int64_t> drafts;
-        auto last = h.narrow(1, n - 1, 1);
+        auto last = h.narrow(1, h.size(1) - 1, 1);
         for (int64_t j = 0; j < k_round; ++j) {
             auto draft_id = draft->logits(last).argmax(-1);   // [1,1] draft vocab
             int64_t token = draft->draftToTarget(draft_id).item<int64_t>();
@@ -121,6 +148,7 @@ SpecDecodeOutput speculativeGenerate(CausalLM& target, Eagle3Draft& draft, const
         std::vector<int64_t> verify{seq.back()};
         verify.insert(verify.end(), drafts.begin(), drafts.end());
         out = target.forward(idsTensor(verify, device), {}, &target_cache, capture);
+        result.stats.verify_tokens += static_cast<int64_t>(verify.size());
         auto greedy = out.logits[0].argmax(-1).to(torch::kCPU);   // [k_round+1]
         const int64_t* g = greedy.data_ptr<int64_t>();
         int64_t accepted = 0;
@@ -128,15 +156,9 @@ SpecDecodeOutput speculativeGenerate(CausalLM& target, Eagle3Draft& draft, const
         for (int64_t j = 0; j < accepted; ++j) result.stats.accepted_at[static_cast<size_t>(j)] += 1;
         result.stats.rounds += 1;
         // 4. Commit accepted drafts + the target's own next token, respecting max_new / EOS.
-        int64_t committed = 0;
-        for (int64_t j = 0; j <= accepted && !done; ++j) {
-            const int64_t token = j < accepted ? drafts[static_cast<size_t>(j)] : g[accepted];
-            seq.push_back(token);
-            result.tokens.push_back(token);
-            ++committed;
-            if (isEos(token, eos, stop_at_eos) || static_cast<int64_t>(result.tokens.size()) >= max_new) done = true;
-        }
-        result.stats.round_tokens += committed;
+        std::vector<int64_t> commit(drafts.begin(), drafts.begin() + accepted);
+        commit.push_back(g[accepted]);
+        done = commitRound(result, seq, commit, eos, stop_at_eos, max_new);
         // 5. Roll both caches back to the accepted prefix.
         target_cache.truncate(L + accepted);
         draft_cache.truncate(draft_base);
@@ -148,18 +170,175 @@ SpecDecodeOutput speculativeGenerate(CausalLM& target, Eagle3Draft& draft, const
     return result;
 }
 
+SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, const std::vector<int64_t>& prompt,
+                                         int64_t depth, int64_t top_k, int64_t max_new, bool stop_at_eos) {
+    if (prompt.empty()) throw Error("speculative decoding", "empty prompt");
+    if (depth < 0) throw Error("--k", "must be >= 0");
+    if (top_k < 1) throw Error("--tree-topk", "must be >= 1");
+    const auto t0 = Clock::now();
+    torch::NoGradGuard no_grad;
+    const torch::Device device = target.device();
+    const int64_t eos = target.config().eos_token_id;
+    const int64_t max_pos = target.config().max_position_embeddings;
+    const auto& layers = draft->config().aux_layers;
+    SpecDecodeOutput result;
+    result.stats.accepted_at.assign(static_cast<size_t>(depth), 0);
+    if (max_new <= 0) return result;
+
+    ForwardOptions capture;
+    capture.capture_hidden = true;
+    KVCache target_cache;
+    DraftKVCache draft_cache;
+
+    // Same invariant as chain drafting (speculativeGenerate).
+    std::vector<int64_t> seq = prompt;
+    auto out = target.forward(idsTensor(prompt, device), {}, &target_cache, capture);
+    int64_t first = out.logits[0][out.logits.size(1) - 1].argmax(-1).item<int64_t>();
+    seq.push_back(first);
+    result.tokens.push_back(first);
+    torch::Tensor pending_aux = auxStates(out, layers);
+    int64_t pending_start = 0;
+    bool done = isEos(first, eos, stop_at_eos) || max_new <= 1;
+
+    struct Node {
+        int64_t token = 0;       // target vocabulary
+        int parent = -1;         // index into nodes, -1 = the root (seq.back())
+        int64_t level = 0;       // 1-based depth: the token lands at sequence position L - 1 + level
+        double logp = 0;         // cumulative draft log-probability
+        int64_t cache_row = -1;  // draft cache row of its step (when it was expanded)
+        torch::Tensor hidden;    // draft output after feeding this node ([1,1,d]), drafts its children
+    };
+    while (!done) {
+        const int64_t L = static_cast<int64_t>(seq.size());
+        auto h = feedPending(draft, draft_cache, pending_aux, seq, pending_start, device);
+        const int64_t draft_base = draft_cache.length();   // = L - 1
+        const int64_t depth_round = std::min<int64_t>(depth, std::max<int64_t>(0, max_pos - L));
+
+        // 1. Grow the tree level by level: the top_k children of every frontier node compete
+        //    on cumulative log-probability, and the best top_k become the next frontier.
+        std::vector<Node> nodes;
+        const torch::Tensor root_hidden = h.narrow(1, h.size(1) - 1, 1);
+        std::vector<int> frontier = {-1};
+        for (int64_t level = 1; level <= depth_round; ++level) {
+            std::vector<torch::Tensor> hidden;
+            for (int f : frontier) hidden.push_back(f < 0 ? root_hidden : nodes[static_cast<size_t>(f)].hidden);
+            auto logp = torch::log_softmax(draft->logits(torch::cat(hidden, 1)).to(torch::kFloat32), -1);   // [1,F,V]
+            const int64_t k = std::min<int64_t>(top_k, logp.size(-1));
+            auto [values, ids] = logp.topk(k, -1);
+            values = values.to(torch::kCPU, torch::kFloat64).contiguous();
+            auto targets = draft->draftToTarget(ids).to(torch::kCPU).contiguous();
+            struct Candidate {
+                int parent;
+                int64_t token;
+                double logp;
+            };
+            std::vector<Candidate> candidates;
+            for (size_t fi = 0; fi < frontier.size(); ++fi) {
+                const double base = frontier[fi] < 0 ? 0.0 : nodes[static_cast<size_t>(frontier[fi])].logp;
+                for (int64_t r = 0; r < k; ++r)
+                    candidates.push_back({frontier[fi], targets[0][static_cast<int64_t>(fi)][r].item<int64_t>(),
+                                          base + values[0][static_cast<int64_t>(fi)][r].item<double>()});
+            }
+            std::stable_sort(candidates.begin(), candidates.end(),
+                             [](const Candidate& a, const Candidate& b) { return a.logp > b.logp; });
+            candidates.resize(std::min<size_t>(candidates.size(), static_cast<size_t>(top_k)));
+            std::vector<int> level_nodes;
+            for (const Candidate& c : candidates) {
+                level_nodes.push_back(static_cast<int>(nodes.size()));
+                nodes.push_back({c.token, c.parent, level, c.logp, -1, {}});
+            }
+            frontier = level_nodes;
+            if (level == depth_round) break;   // the deepest level is verified, not expanded
+            // Feed the new nodes to the draft: each sees the committed prefix and its ancestors.
+            const int64_t m = static_cast<int64_t>(level_nodes.size());
+            const int64_t before = draft_cache.length();
+            auto visible = torch::zeros({m, before + m}, torch::kBool);
+            visible.narrow(1, 0, draft_base).fill_(true);
+            std::vector<torch::Tensor> parent_hidden;
+            std::vector<int64_t> tokens;
+            for (int64_t r = 0; r < m; ++r) {
+                Node& node = nodes[static_cast<size_t>(level_nodes[static_cast<size_t>(r)])];
+                node.cache_row = before + r;
+                visible[r][before + r] = true;
+                for (int a = node.parent; a >= 0; a = nodes[static_cast<size_t>(a)].parent)
+                    visible[r][nodes[static_cast<size_t>(a)].cache_row] = true;
+                parent_hidden.push_back(node.parent < 0 ? root_hidden : nodes[static_cast<size_t>(node.parent)].hidden);
+                tokens.push_back(node.token);
+            }
+            auto fed = draft->forwardCached(torch::cat(parent_hidden, 1), idsTensor(tokens, device),
+                                            torch::full({m}, L - 2 + level, torch::kInt64), draft_cache, visible);
+            for (int64_t r = 0; r < m; ++r) nodes[static_cast<size_t>(level_nodes[static_cast<size_t>(r)])].hidden = fed.narrow(1, r, 1);
+        }
+
+        // 2. Verify the root (seq[L-1]) and every node in one target pass with a tree mask.
+        const int64_t T = 1 + static_cast<int64_t>(nodes.size());
+        std::vector<int64_t> verify{seq.back()};
+        auto tree_mask = torch::zeros({T, T}, torch::kBool);
+        auto tree_depth = torch::zeros({T}, torch::kInt64);
+        tree_mask[0][0] = true;
+        for (int64_t i = 0; i < T - 1; ++i) {
+            const Node& node = nodes[static_cast<size_t>(i)];
+            verify.push_back(node.token);
+            tree_depth[i + 1] = node.level;
+            tree_mask[i + 1][0] = true;
+            tree_mask[i + 1][i + 1] = true;
+            for (int a = node.parent; a >= 0; a = nodes[static_cast<size_t>(a)].parent) tree_mask[i + 1][a + 1] = true;
+        }
+        ForwardOptions verify_options = capture;
+        verify_options.tree_mask = tree_mask;
+        verify_options.tree_depth = tree_depth;
+        out = target.forward(idsTensor(verify, device), {}, &target_cache, verify_options);
+        result.stats.verify_tokens += T;
+        auto greedy = out.logits[0].argmax(-1).to(torch::kCPU);   // [T]
+        const int64_t* g = greedy.data_ptr<int64_t>();
+        // 3. Follow the target's greedy choice down the tree as far as a node matches it.
+        std::vector<int64_t> path_rows{0};   // verify rows of the root and the accepted nodes
+        std::vector<int64_t> commit;
+        for (int current = -1;;) {
+            const int64_t want = g[path_rows.back()];
+            int next = -1;
+            for (size_t i = 0; i < nodes.size() && next < 0; ++i)
+                if (nodes[i].parent == current && nodes[i].token == want) next = static_cast<int>(i);
+            if (next < 0) {
+                commit.push_back(want);   // the target's own token ends the round
+                break;
+            }
+            commit.push_back(want);
+            path_rows.push_back(next + 1);
+            current = next;
+        }
+        const int64_t accepted = static_cast<int64_t>(path_rows.size()) - 1;
+        for (int64_t j = 0; j < accepted; ++j) result.stats.accepted_at[static_cast<size_t>(j)] += 1;
+        result.stats.rounds += 1;
+        done = commitRound(result, seq, commit, eos, stop_at_eos, max_new);
+        // 4. Keep the accepted path in the target's cache, drop the draft's tree entries.
+        std::vector<int64_t> keep;
+        for (int64_t row : path_rows) keep.push_back(L - 1 + row);
+        target_cache.keepRows(L - 1, keep);
+        draft_cache.truncate(draft_base);
+        pending_aux = auxStates(out, layers).index_select(1, torch::tensor(path_rows, torch::kInt64).to(device));
+        pending_start = L - 1;
+        if (L + accepted + 1 >= max_pos) done = true;
+    }
+    result.stats.seconds = since(t0);
+    return result;
+}
+
 DraftEvalResult evaluateDraft(CausalLM& target, Eagle3Draft& draft, const std::vector<std::vector<int64_t>>& prompts,
                               int64_t k, int64_t max_new, bool run_baseline, bool stop_at_eos, CancelToken* cancel,
-                              const std::function<void(int64_t, int64_t)>& progress) {
+                              const std::function<void(int64_t, int64_t)>& progress, int64_t tree_top_k) {
     DraftEvalResult r;
     r.k = k;
+    r.tree_top_k = tree_top_k;
     draft->eval();
     SpecDecodeStats total;
     total.accepted_at.assign(static_cast<size_t>(k), 0);
     const int64_t n = static_cast<int64_t>(prompts.size());
     for (int64_t i = 0; i < n; ++i) {
         if (cancel) cancel->checkpoint();
-        auto spec = speculativeGenerate(target, draft, prompts[static_cast<size_t>(i)], k, max_new, stop_at_eos);
+        auto spec = tree_top_k > 1
+                        ? speculativeGenerateTree(target, draft, prompts[static_cast<size_t>(i)], k, tree_top_k, max_new, stop_at_eos)
+                        : speculativeGenerate(target, draft, prompts[static_cast<size_t>(i)], k, max_new, stop_at_eos);
         total.add(spec.stats);
         r.generated_tokens += static_cast<int64_t>(spec.tokens.size());
         if (run_baseline) {
@@ -174,6 +353,7 @@ DraftEvalResult evaluateDraft(CausalLM& target, Eagle3Draft& draft, const std::v
     r.rounds = total.rounds;
     r.round_tokens = total.round_tokens;
     r.tau = total.tau();
+    r.verify_tokens_per_round = total.rounds ? double(total.verify_tokens) / double(total.rounds) : 0.0;
     for (int64_t j = 0; j < k; ++j)
         r.acceptance.push_back(total.rounds ? double(total.accepted_at[static_cast<size_t>(j)]) / double(total.rounds) : 0.0);
     r.spec_seconds = total.seconds;

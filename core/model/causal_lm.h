@@ -38,11 +38,20 @@ struct KVCache {
     void clear() { keys.clear(); values.clear(); }
     // Drop cached positions >= new_length (used when speculative tokens are rejected).
     void truncate(int64_t new_length);
+    // Keep positions [0, prefix) followed by the listed rows (ascending, each >= prefix): the
+    // accepted path of a verified draft tree.
+    void keepRows(int64_t prefix, const std::vector<int64_t>& rows);
 };
 
 struct ForwardOptions {
     bool capture_hidden = false;   // fill ForwardOutput::hidden_states (all N+1); final_normed is always filled
     bool compute_logits = true;
+    // Tree verification (speculative decoding, batch 1, no attention_mask): the T new tokens
+    // are nodes of a token tree. tree_mask [T, T] bool: row i sees new token j when j is i or
+    // an ancestor of i (every cached position is seen). tree_depth [T] int64: position id =
+    // past + depth. Undefined = the usual causal sequence.
+    torch::Tensor tree_mask;
+    torch::Tensor tree_depth;
 };
 
 struct ForwardOutput {

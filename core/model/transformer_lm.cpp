@@ -18,6 +18,22 @@ void KVCache::truncate(int64_t new_length) {
         if (v.defined()) v = v.narrow(2, 0, new_length).contiguous();
 }
 
+void KVCache::keepRows(int64_t prefix, const std::vector<int64_t>& rows) {
+    if (keys.empty() || !keys[0].defined()) return;
+    std::vector<int64_t> index(static_cast<size_t>(std::max<int64_t>(prefix, 0)));
+    for (int64_t i = 0; i < prefix; ++i) index[static_cast<size_t>(i)] = i;
+    for (int64_t r : rows) {
+        if (r < prefix || r >= length() || (!index.empty() && r <= index.back()))
+            throw Error("KV cache", "rows to keep must be ascending and in [prefix, length)");
+        index.push_back(r);
+    }
+    auto idx = torch::tensor(index, torch::kInt64).to(keys[0].device());
+    for (auto& k : keys)
+        if (k.defined()) k = k.index_select(2, idx);
+    for (auto& v : values)
+        if (v.defined()) v = v.index_select(2, idx);
+}
+
 std::vector<double> ropeInverseFrequencies(const ModelConfig& c) {
     const int64_t half = c.head_dim / 2;
     std::vector<double> inv(half);
@@ -214,9 +230,18 @@ public:
                                            std::to_string(Tk) + "]");
             mask = attention_mask_in.to(device_).ne(0);
         }
-        // Position ids: cumsum(mask) - 1 (HF), else past + arange.
+        const bool tree = options.tree_mask.defined();
+        if (tree) {
+            if (B != 1 || mask.defined()) throw Error("forward", "tree verification takes one sequence and no attention_mask");
+            if (options.tree_mask.sizes() != torch::IntArrayRef({T, T}) || !options.tree_depth.defined() ||
+                options.tree_depth.numel() != T)
+                throw Error("forward", "tree_mask must be [tokens, tokens] and tree_depth [tokens]");
+        }
+        // Position ids: cumsum(mask) - 1 (HF), past + depth for a tree, else past + arange.
         torch::Tensor pos;   // [B, T] int64
-        if (mask.defined()) {
+        if (tree) {
+            pos = (options.tree_depth.to(device_, torch::kLong) + past).view({1, T});
+        } else if (mask.defined()) {
             pos = (mask.to(torch::kLong).cumsum(1) - 1).clamp_min(0).narrow(1, past, T);
         } else {
             pos = torch::arange(past, Tk, torch::TensorOptions().dtype(torch::kLong).device(device_)).unsqueeze(0).expand({B, T});
@@ -232,8 +257,19 @@ public:
             auto opts = torch::TensorOptions().dtype(torch::kLong).device(device_);
             auto qi = torch::arange(past, Tk, opts).view({T, 1});
             auto kj = torch::arange(0, Tk, opts).view({1, Tk});
-            auto allowed = kj.le(qi);   // causal
-            if (c.sliding_window > 0) allowed = allowed.logical_and((qi - kj).lt(c.sliding_window));
+            torch::Tensor allowed;
+            if (tree) {
+                // Every cached position, then the new token's own ancestors; the sliding
+                // window compares position ids (a node's depth, not its row).
+                allowed = torch::cat({torch::ones({T, past}, opts.dtype(torch::kBool)), options.tree_mask.to(device_).ne(0)}, 1);
+                if (c.sliding_window > 0) {
+                    auto key_pos = torch::cat({torch::arange(0, past, opts), pos.view({T})}).view({1, Tk});
+                    allowed = allowed.logical_and((pos.view({T, 1}) - key_pos).lt(c.sliding_window));
+                }
+            } else {
+                allowed = kj.le(qi);   // causal
+                if (c.sliding_window > 0) allowed = allowed.logical_and((qi - kj).lt(c.sliding_window));
+            }
             allowed = allowed.unsqueeze(0);   // [1, T, Tk]
             if (mask.defined()) allowed = allowed.logical_and(mask.view({B, 1, Tk}));
             // A padded query row would have no key at all; let it see itself so softmax stays finite.
