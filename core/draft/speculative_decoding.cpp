@@ -70,29 +70,89 @@ std::vector<int64_t> decodeWithTarget(CausalLM& target, const std::vector<int64_
 
 namespace {
 
-// Draft step-0 entries for the pending positions (EAGLE: feature f_t with token seq[t+1]);
-// returns their outputs [1, n, d], the last of which drafts the token after seq.back().
-torch::Tensor feedPending(Eagle3Draft& draft, DraftKVCache& cache, const torch::Tensor& pending_aux,
-                          const std::vector<int64_t>& seq, int64_t pending_start, torch::Device device) {
-    const int64_t n = pending_aux.size(1);
-    std::vector<int64_t> ids(seq.begin() + pending_start + 1, seq.begin() + pending_start + 1 + n);
-    return draft->forwardCached(draft->project(pending_aux.to(torch::kFloat32)), idsTensor(ids, device),
-                                torch::arange(pending_start, pending_start + n, torch::kInt64), cache);
-}
-
-// Commits a verify round's accepted drafts plus the target's own next token, stopping at EOS
-// or max_new. Returns true when generation is done.
-bool commitRound(SpecDecodeOutput& result, std::vector<int64_t>& seq, const std::vector<int64_t>& tokens, int64_t eos,
-                 bool stop_at_eos, int64_t max_new) {
+// What chain and tree drafting share. Invariant at the top of each round, with L = seq.size():
+// the target has processed positions 0..L-2 (seq[L-1] is pending) and the draft holds step-0
+// entries for 0..L-2 except the `pending` ones (features f_t of positions pending_start..,
+// token seq[t+1]).
+struct SpecSession {
+    CausalLM& target;
+    Eagle3Draft& draft;
+    const torch::Device device;
+    const int64_t eos, max_pos, max_new;
+    const bool stop_at_eos;
+    ForwardOptions capture;
+    KVCache target_cache;
+    DraftKVCache draft_cache;
+    std::vector<int64_t> seq;
+    torch::Tensor pending_aux;
+    int64_t pending_start = 0;
     bool done = false;
-    for (size_t j = 0; j < tokens.size() && !done; ++j) {
-        seq.push_back(tokens[j]);
-        result.tokens.push_back(tokens[j]);
-        result.stats.round_tokens += 1;
-        if (isEos(tokens[j], eos, stop_at_eos) || static_cast<int64_t>(result.tokens.size()) >= max_new) done = true;
+    SpecDecodeOutput result;
+
+    SpecSession(CausalLM& t, Eagle3Draft& d, int64_t positions, int64_t max_new_tokens, bool stop)
+        : target(t), draft(d), device(t.device()), eos(t.config().eos_token_id),
+          max_pos(t.config().max_position_embeddings), max_new(max_new_tokens), stop_at_eos(stop) {
+        capture.capture_hidden = true;
+        result.stats.accepted_at.assign(static_cast<size_t>(positions), 0);
+        done = max_new <= 0;
     }
-    return done;
-}
+
+    // The target's prefill of the prompt; its greedy token is committed.
+    void prefill(const std::vector<int64_t>& prompt) {
+        if (done) return;
+        seq = prompt;
+        auto out = target.forward(idsTensor(prompt, device), {}, &target_cache, capture);
+        const int64_t first = out.logits[0][out.logits.size(1) - 1].argmax(-1).item<int64_t>();
+        seq.push_back(first);
+        result.tokens.push_back(first);
+        pending_aux = auxStates(out, draft->config().aux_layers);
+        pending_start = 0;
+        done = isEos(first, eos, stop_at_eos) || max_new <= 1;
+    }
+
+    // Draft step-0 entries for the pending positions (EAGLE: feature f_t with token seq[t+1]);
+    // returns the output [1, 1, d] that drafts the token after seq.back().
+    torch::Tensor feedPending() {
+        const int64_t n = pending_aux.size(1);
+        std::vector<int64_t> ids(seq.begin() + pending_start + 1, seq.begin() + pending_start + 1 + n);
+        auto h = draft->forwardCached(draft->project(pending_aux.to(torch::kFloat32)), idsTensor(ids, device),
+                                      torch::arange(pending_start, pending_start + n, torch::kInt64), draft_cache);
+        return h.narrow(1, n - 1, 1);
+    }
+
+    // After a verify pass `out` over T rows (row 0 = seq[L-1]): `path` lists the verify rows
+    // of the root and of each accepted draft token, `commit` the accepted tokens plus the
+    // target's own next one. Commits them (up to EOS / max_new), keeps only the path in the
+    // target's cache, drops the draft's speculative entries, and makes the path's aux states
+    // pending for the next round.
+    void finishRound(const ForwardOutput& out, int64_t verify_rows, const std::vector<int64_t>& path,
+                     const std::vector<int64_t>& commit, int64_t draft_base) {
+        const int64_t L = static_cast<int64_t>(seq.size());
+        const int64_t accepted = static_cast<int64_t>(path.size()) - 1;
+        for (int64_t j = 0; j < accepted; ++j) result.stats.accepted_at[static_cast<size_t>(j)] += 1;
+        result.stats.rounds += 1;
+        result.stats.verify_tokens += verify_rows;
+        for (size_t j = 0; j < commit.size() && !done; ++j) {
+            seq.push_back(commit[j]);
+            result.tokens.push_back(commit[j]);
+            result.stats.round_tokens += 1;
+            if (isEos(commit[j], eos, stop_at_eos) || static_cast<int64_t>(result.tokens.size()) >= max_new) done = true;
+        }
+        const bool chain = path.back() == accepted;   // rows 0..accepted: a prefix of the verify pass
+        if (chain) {
+            target_cache.truncate(L + accepted);
+        } else {
+            std::vector<int64_t> keep;
+            for (int64_t row : path) keep.push_back(L - 1 + row);
+            target_cache.keepRows(L - 1, keep);
+        }
+        draft_cache.truncate(draft_base);
+        auto aux = auxStates(out, draft->config().aux_layers);
+        pending_aux = chain ? aux.narrow(1, 0, accepted + 1) : aux.index_select(1, torch::tensor(path, torch::kInt64).to(device));
+        pending_start = L - 1;
+        if (L + accepted + 1 >= max_pos) done = true;
+    }
+};
 
 }  // namespace
 
@@ -102,72 +162,38 @@ SpecDecodeOutput speculativeGenerate(CausalLM& target, Eagle3Draft& draft, const
     if (k < 0) throw Error("--k", "must be >= 0");
     const auto t0 = Clock::now();
     torch::NoGradGuard no_grad;
-    const torch::Device device = target.device();
-    const int64_t eos = target.config().eos_token_id;
-    const int64_t max_pos = target.config().max_position_embeddings;
-    const auto& layers = draft->config().aux_layers;
-    SpecDecodeOutput result;
-    result.stats.accepted_at.assign(static_cast<size_t>(k), 0);
-    if (max_new <= 0) return result;
-
-    ForwardOptions capture;
-    capture.capture_hidden = true;
-    KVCache target_cache;
-    DraftKVCache draft_cache;
-
-    // Invariant at the top of each round, with L = seq.size(): the target has processed
-    // positions 0..L-2 (seq[L-1] is pending) and the draft holds step-0 entries for 0..L-2
-    // except the `pending` ones (features f_t of positions pending_start.., token seq[t+1]).
-    std::vector<int64_t> seq = prompt;
-    auto out = target.forward(idsTensor(prompt, device), {}, &target_cache, capture);
-    int64_t first = out.logits[0][out.logits.size(1) - 1].argmax(-1).item<int64_t>();
-    seq.push_back(first);
-    result.tokens.push_back(first);
-    torch::Tensor pending_aux = auxStates(out, layers);
-    int64_t pending_start = 0;
-    bool done = isEos(first, eos, stop_at_eos) || max_new <= 1;
-
-    while (!done) {
-        const int64_t L = static_cast<int64_t>(seq.size());
-        // 1. Draft step-0 entries for the pending positions.
-        auto h = feedPending(draft, draft_cache, pending_aux, seq, pending_start, device);
-        const int64_t draft_base = draft_cache.length();   // = L - 1
-        // 2. Chain drafting: k tokens, each feeding the draft's own hidden state forward.
-        int64_t k_round = std::min<int64_t>(k, std::max<int64_t>(0, max_pos - L));
+    SpecSession s(target, draft, k, max_new, stop_at_eos);
+    s.prefill(prompt);
+    while (!s.done) {
+        const int64_t L = static_cast<int64_t>(s.seq.size());
+        auto last = s.feedPending();
+        const int64_t draft_base = s.draft_cache.length();   // = L - 1
+        // Chain drafting: k tokens, each feeding the draft's own hidden state forward.
+        const int64_t k_round = std::min<int64_t>(k, std::max<int64_t>(0, s.max_pos - L));
         std::vector<int64_t> drafts;
-        auto last = h.narrow(1, h.size(1) - 1, 1);
         for (int64_t j = 0; j < k_round; ++j) {
             auto draft_id = draft->logits(last).argmax(-1);   // [1,1] draft vocab
-            int64_t token = draft->draftToTarget(draft_id).item<int64_t>();
+            const int64_t token = draft->draftToTarget(draft_id).item<int64_t>();
             drafts.push_back(token);
             if (j + 1 < k_round)
-                last = draft->forwardCached(last, idsTensor({token}, device),
-                                            torch::full({1}, L - 1 + j, torch::kInt64), draft_cache);
+                last = draft->forwardCached(last, idsTensor({token}, s.device), torch::full({1}, L - 1 + j, torch::kInt64),
+                                            s.draft_cache);
         }
-        // 3. Verify seq[L-1] + drafts in one target pass; greedy acceptance.
-        std::vector<int64_t> verify{seq.back()};
+        // Verify seq[L-1] + drafts in one target pass; greedy acceptance.
+        std::vector<int64_t> verify{s.seq.back()};
         verify.insert(verify.end(), drafts.begin(), drafts.end());
-        out = target.forward(idsTensor(verify, device), {}, &target_cache, capture);
-        result.stats.verify_tokens += static_cast<int64_t>(verify.size());
+        auto out = target.forward(idsTensor(verify, s.device), {}, &s.target_cache, s.capture);
         auto greedy = out.logits[0].argmax(-1).to(torch::kCPU);   // [k_round+1]
         const int64_t* g = greedy.data_ptr<int64_t>();
         int64_t accepted = 0;
         while (accepted < k_round && drafts[static_cast<size_t>(accepted)] == g[accepted]) ++accepted;
-        for (int64_t j = 0; j < accepted; ++j) result.stats.accepted_at[static_cast<size_t>(j)] += 1;
-        result.stats.rounds += 1;
-        // 4. Commit accepted drafts + the target's own next token, respecting max_new / EOS.
-        std::vector<int64_t> commit(drafts.begin(), drafts.begin() + accepted);
+        std::vector<int64_t> path, commit(drafts.begin(), drafts.begin() + accepted);
+        for (int64_t j = 0; j <= accepted; ++j) path.push_back(j);
         commit.push_back(g[accepted]);
-        done = commitRound(result, seq, commit, eos, stop_at_eos, max_new);
-        // 5. Roll both caches back to the accepted prefix.
-        target_cache.truncate(L + accepted);
-        draft_cache.truncate(draft_base);
-        pending_aux = auxStates(out, layers).narrow(1, 0, accepted + 1);
-        pending_start = L - 1;
-        if (L + accepted + 1 >= max_pos) done = true;
+        s.finishRound(out, static_cast<int64_t>(verify.size()), path, commit, draft_base);
     }
-    result.stats.seconds = since(t0);
-    return result;
+    s.result.stats.seconds = since(t0);
+    return s.result;
 }
 
 SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, const std::vector<int64_t>& prompt,
@@ -177,28 +203,8 @@ SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, c
     if (top_k < 1) throw Error("--tree-topk", "must be >= 1");
     const auto t0 = Clock::now();
     torch::NoGradGuard no_grad;
-    const torch::Device device = target.device();
-    const int64_t eos = target.config().eos_token_id;
-    const int64_t max_pos = target.config().max_position_embeddings;
-    const auto& layers = draft->config().aux_layers;
-    SpecDecodeOutput result;
-    result.stats.accepted_at.assign(static_cast<size_t>(depth), 0);
-    if (max_new <= 0) return result;
-
-    ForwardOptions capture;
-    capture.capture_hidden = true;
-    KVCache target_cache;
-    DraftKVCache draft_cache;
-
-    // Same invariant as chain drafting (speculativeGenerate).
-    std::vector<int64_t> seq = prompt;
-    auto out = target.forward(idsTensor(prompt, device), {}, &target_cache, capture);
-    int64_t first = out.logits[0][out.logits.size(1) - 1].argmax(-1).item<int64_t>();
-    seq.push_back(first);
-    result.tokens.push_back(first);
-    torch::Tensor pending_aux = auxStates(out, layers);
-    int64_t pending_start = 0;
-    bool done = isEos(first, eos, stop_at_eos) || max_new <= 1;
+    SpecSession s(target, draft, depth, max_new, stop_at_eos);
+    s.prefill(prompt);
 
     struct Node {
         int64_t token = 0;       // target vocabulary
@@ -208,16 +214,15 @@ SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, c
         int64_t cache_row = -1;  // draft cache row of its step (when it was expanded)
         torch::Tensor hidden;    // draft output after feeding this node ([1,1,d]), drafts its children
     };
-    while (!done) {
-        const int64_t L = static_cast<int64_t>(seq.size());
-        auto h = feedPending(draft, draft_cache, pending_aux, seq, pending_start, device);
-        const int64_t draft_base = draft_cache.length();   // = L - 1
-        const int64_t depth_round = std::min<int64_t>(depth, std::max<int64_t>(0, max_pos - L));
+    while (!s.done) {
+        const int64_t L = static_cast<int64_t>(s.seq.size());
+        const torch::Tensor root_hidden = s.feedPending();
+        const int64_t draft_base = s.draft_cache.length();   // = L - 1
+        const int64_t depth_round = std::min<int64_t>(depth, std::max<int64_t>(0, s.max_pos - L));
 
         // 1. Grow the tree level by level: the top_k children of every frontier node compete
         //    on cumulative log-probability, and the best top_k become the next frontier.
         std::vector<Node> nodes;
-        const torch::Tensor root_hidden = h.narrow(1, h.size(1) - 1, 1);
         std::vector<int> frontier = {-1};
         for (int64_t level = 1; level <= depth_round; ++level) {
             std::vector<torch::Tensor> hidden;
@@ -251,7 +256,7 @@ SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, c
             if (level == depth_round) break;   // the deepest level is verified, not expanded
             // Feed the new nodes to the draft: each sees the committed prefix and its ancestors.
             const int64_t m = static_cast<int64_t>(level_nodes.size());
-            const int64_t before = draft_cache.length();
+            const int64_t before = s.draft_cache.length();
             auto visible = torch::zeros({m, before + m}, torch::kBool);
             visible.narrow(1, 0, draft_base).fill_(true);
             std::vector<torch::Tensor> parent_hidden;
@@ -265,14 +270,14 @@ SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, c
                 parent_hidden.push_back(node.parent < 0 ? root_hidden : nodes[static_cast<size_t>(node.parent)].hidden);
                 tokens.push_back(node.token);
             }
-            auto fed = draft->forwardCached(torch::cat(parent_hidden, 1), idsTensor(tokens, device),
-                                            torch::full({m}, L - 2 + level, torch::kInt64), draft_cache, visible);
+            auto fed = draft->forwardCached(torch::cat(parent_hidden, 1), idsTensor(tokens, s.device),
+                                            torch::full({m}, L - 2 + level, torch::kInt64), s.draft_cache, visible);
             for (int64_t r = 0; r < m; ++r) nodes[static_cast<size_t>(level_nodes[static_cast<size_t>(r)])].hidden = fed.narrow(1, r, 1);
         }
 
         // 2. Verify the root (seq[L-1]) and every node in one target pass with a tree mask.
         const int64_t T = 1 + static_cast<int64_t>(nodes.size());
-        std::vector<int64_t> verify{seq.back()};
+        std::vector<int64_t> verify{s.seq.back()};
         auto tree_mask = torch::zeros({T, T}, torch::kBool);
         auto tree_depth = torch::zeros({T}, torch::kInt64);
         tree_mask[0][0] = true;
@@ -284,44 +289,30 @@ SpecDecodeOutput speculativeGenerateTree(CausalLM& target, Eagle3Draft& draft, c
             tree_mask[i + 1][i + 1] = true;
             for (int a = node.parent; a >= 0; a = nodes[static_cast<size_t>(a)].parent) tree_mask[i + 1][a + 1] = true;
         }
-        ForwardOptions verify_options = capture;
+        ForwardOptions verify_options = s.capture;
         verify_options.tree_mask = tree_mask;
         verify_options.tree_depth = tree_depth;
-        out = target.forward(idsTensor(verify, device), {}, &target_cache, verify_options);
-        result.stats.verify_tokens += T;
+        auto out = target.forward(idsTensor(verify, s.device), {}, &s.target_cache, verify_options);
         auto greedy = out.logits[0].argmax(-1).to(torch::kCPU);   // [T]
         const int64_t* g = greedy.data_ptr<int64_t>();
-        // 3. Follow the target's greedy choice down the tree as far as a node matches it.
-        std::vector<int64_t> path_rows{0};   // verify rows of the root and the accepted nodes
+        // 3. Follow the target's greedy choice down the tree as far as a node matches it; the
+        //    target's own token ends the round.
+        std::vector<int64_t> path{0};
         std::vector<int64_t> commit;
         for (int current = -1;;) {
-            const int64_t want = g[path_rows.back()];
+            const int64_t want = g[path.back()];
+            commit.push_back(want);
             int next = -1;
             for (size_t i = 0; i < nodes.size() && next < 0; ++i)
                 if (nodes[i].parent == current && nodes[i].token == want) next = static_cast<int>(i);
-            if (next < 0) {
-                commit.push_back(want);   // the target's own token ends the round
-                break;
-            }
-            commit.push_back(want);
-            path_rows.push_back(next + 1);
+            if (next < 0) break;
+            path.push_back(next + 1);
             current = next;
         }
-        const int64_t accepted = static_cast<int64_t>(path_rows.size()) - 1;
-        for (int64_t j = 0; j < accepted; ++j) result.stats.accepted_at[static_cast<size_t>(j)] += 1;
-        result.stats.rounds += 1;
-        done = commitRound(result, seq, commit, eos, stop_at_eos, max_new);
-        // 4. Keep the accepted path in the target's cache, drop the draft's tree entries.
-        std::vector<int64_t> keep;
-        for (int64_t row : path_rows) keep.push_back(L - 1 + row);
-        target_cache.keepRows(L - 1, keep);
-        draft_cache.truncate(draft_base);
-        pending_aux = auxStates(out, layers).index_select(1, torch::tensor(path_rows, torch::kInt64).to(device));
-        pending_start = L - 1;
-        if (L + accepted + 1 >= max_pos) done = true;
+        s.finishRound(out, T, path, commit, draft_base);
     }
-    result.stats.seconds = since(t0);
-    return result;
+    s.result.stats.seconds = since(t0);
+    return s.result;
 }
 
 DraftEvalResult evaluateDraft(CausalLM& target, Eagle3Draft& draft, const std::vector<std::vector<int64_t>>& prompts,
