@@ -50,14 +50,18 @@ wl::DraftTrainOptions smallRun(const std::string& out, int64_t steps) {
     o.seed = 5;
     return o;
 }
+// A randomly initialised draft on hidden states 1 and 3 with a 30-token draft vocabulary.
+wl::Eagle3Draft untrainedDraft(FakeTarget& target, uint64_t seed) {
+    torch::manual_seed(seed);
+    std::vector<int64_t> counts(40, 1);
+    auto config = wl::draftConfigForTarget(target.config(), {1, 3}, 30);
+    return wl::makeDraft(target, config, wl::buildDraftVocab(counts, 30), true);
+}
 }  // namespace
 
 TEST(SpeculativeDecoding, IsLosslessForAnyDraft) {
     FakeTarget target;
-    torch::manual_seed(11);
-    std::vector<int64_t> counts(40, 1);
-    auto config = wl::draftConfigForTarget(target.config(), {1, 3}, 30);
-    auto draft = wl::makeDraft(target, config, wl::buildDraftVocab(counts, 30), true);
+    auto draft = untrainedDraft(target, 11);
     for (const auto& p : prompts(4, 6, 1)) {
         auto plain = wl::decodeWithTarget(target, p, 30);
         // Independent of the KV cache: the fake target's own full-prefix greedy loop.
@@ -79,10 +83,7 @@ TEST(SpeculativeDecoding, IsLosslessForAnyDraft) {
 // chain, so it must reproduce chain drafting's tokens and statistics exactly.
 TEST(SpeculativeDecoding, TreeIsLosslessAndTopOneIsTheChain) {
     FakeTarget target;
-    torch::manual_seed(12);
-    std::vector<int64_t> counts(40, 1);
-    auto config = wl::draftConfigForTarget(target.config(), {1, 3}, 30);
-    auto draft = wl::makeDraft(target, config, wl::buildDraftVocab(counts, 30), true);
+    auto draft = untrainedDraft(target, 12);
     for (const auto& p : prompts(3, 6, 4)) {
         const auto plain = wl::decodeWithTarget(target, p, 30);
         for (int64_t depth : {1, 3, 5}) {
