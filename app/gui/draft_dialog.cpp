@@ -60,6 +60,14 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     steps_->setRange(1, 1000000);
     steps_->setValue(request_.steps);
     form->addRow(tr("Steps"), steps_);
+    tree_top_k_ = new QSpinBox(this);
+    tree_top_k_->setObjectName(QStringLiteral("evalTreeTopK"));
+    tree_top_k_->setRange(1, 16);
+    tree_top_k_->setValue(request_.eval_tree_top_k);
+    tree_top_k_->setSpecialValueText(tr("1 (chain)"));
+    tree_top_k_->setToolTip(tr("Held-out check: 1 drafts a chain of tokens; more drafts a tree keeping this many "
+                               "candidates per level, verified in one target pass."));
+    form->addRow(tr("Evaluate with tree top-k"), tree_top_k_);
     resume_ = new QCheckBox(tr("Resume from the checkpoint in the output folder"), this);
     resume_->setObjectName(QStringLiteral("resumeTraining"));
     form->addRow(QString(), resume_);
@@ -122,9 +130,10 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     layout->addWidget(status_);
 
     // tau on held-out prompts, one row per evaluated layer set.
-    tau_table_ = new QTableWidget(0, 4, this);
+    tau_table_ = new QTableWidget(0, 5, this);
     tau_table_->setObjectName(QStringLiteral("tauTable"));
-    tau_table_->setHorizontalHeaderLabels({tr("Set (layers)"), tr("tau"), tr("Acceptance per position"), tr("Lossless")});
+    tau_table_->setHorizontalHeaderLabels(
+        {tr("Set (layers)"), tr("tau"), tr("Acceptance per position"), tr("Lossless"), tr("Drafting")});
     tau_table_->horizontalHeader()->setStretchLastSection(true);
     tau_table_->verticalHeader()->setVisible(false);
     tau_table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
@@ -191,6 +200,7 @@ void DraftDialog::start() {
     request_.out_dir = out_->text();
     request_.steps = steps_->value();
     request_.resume = resume_->isChecked();
+    request_.eval_tree_top_k = tree_top_k_->value();
     cancel_ = std::make_shared<CancelToken>();
     setRunning(true);
     loss_series_->clear();
@@ -226,8 +236,13 @@ void DraftDialog::start() {
                 if (self) self->status_->setText(tr("Evaluating tau on held-out prompts…"));
             }, Qt::QueuedConnection);
             try {
-                eval = service->evaluate(defaultEvalRequest(request), cancel.get());
-                if (eval) eval->layers = request.layers;
+                const DraftEvalRequest eval_request = defaultEvalRequest(request);
+                eval = service->evaluate(eval_request, cancel.get());
+                if (eval) {
+                    eval->layers = request.layers;
+                    eval->k = eval_request.k;
+                    eval->tree_top_k = eval_request.tree_top_k;
+                }
             } catch (const Cancelled&) {
                 message += QLatin1Char(' ') + QObject::tr("Evaluation cancelled.");
             } catch (const std::exception& e) {
@@ -322,6 +337,7 @@ void DraftDialog::startCompare() {
     if (running_ || !service_) return;
     request_.out_dir = out_->text();
     request_.steps = steps_->value();
+    request_.eval_tree_top_k = tree_top_k_->value();
     std::vector<DraftLayerSet> sets = {{tr("chosen"), request_.layers}};
     sets.insert(sets.end(), request_.baselines.begin(), request_.baselines.end());
     cancel_ = std::make_shared<CancelToken>();
@@ -375,9 +391,14 @@ void DraftDialog::addTauRow(const DraftEvalSummary& eval) {
         lossless = eval.lossless_mismatches == 0 ? tr("yes") : tr("no (%1 differing outputs)").arg(eval.lossless_mismatches);
     const int row = tau_table_->rowCount();
     tau_table_->insertRow(row);
+    QString drafting;
+    if (eval.k > 0)
+        drafting = eval.tree_top_k > 1 ? tr("tree, depth %1 × top-%2").arg(eval.k).arg(eval.tree_top_k) : tr("chain of %1").arg(eval.k);
+    if (eval.verify_tokens_per_round > 0)
+        drafting += tr(" (%1 verified per round)").arg(eval.verify_tokens_per_round, 0, 'f', 1);
     const QStringList cells = {
         QStringLiteral("%1 %2").arg(eval.set_name, QString::fromStdString(layersText(eval.layers))),
-        QString::number(eval.tau, 'f', 3), acceptance.join(QStringLiteral(" · ")), lossless};
+        QString::number(eval.tau, 'f', 3), acceptance.join(QStringLiteral(" · ")), lossless, drafting};
     for (int c = 0; c < cells.size(); ++c) tau_table_->setItem(row, c, new QTableWidgetItem(cells[c]));
     tau_table_->resizeColumnsToContents();
     tau_table_->setVisible(true);

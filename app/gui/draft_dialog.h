@@ -61,6 +61,7 @@ private:
     bool running_ = false;
     QLineEdit* out_ = nullptr;
     QSpinBox* steps_ = nullptr;
+    QSpinBox* tree_top_k_ = nullptr;
     QCheckBox* resume_ = nullptr;
     QChartView* chart_view_ = nullptr;
     QLineSeries* loss_series_ = nullptr;

@@ -32,6 +32,7 @@ DraftEvalOptions evalOptions(const DraftEvalRequest& r) {
     o.max_prompts = r.max_prompts;
     o.max_new_tokens = r.max_new_tokens;
     o.k = r.k;
+    o.tree_top_k = r.tree_top_k;
     return o;
 }
 
@@ -44,6 +45,9 @@ DraftEvalSummary summarize(const QString& name, const std::vector<int>& layers, 
     s.lossless_checked = e.lossless_checked;
     s.lossless_mismatches = static_cast<int>(e.lossless_mismatches);
     s.speedup = e.speedup;
+    s.k = static_cast<int>(e.k);
+    s.tree_top_k = static_cast<int>(e.tree_top_k);
+    s.verify_tokens_per_round = e.verify_tokens_per_round;
     return s;
 }
 
@@ -114,6 +118,7 @@ DraftEvalRequest defaultEvalRequest(const DraftTrainingRequest& trained) {
     e.data_path = trained.data_path;
     e.draft_dir = trained.out_dir;
     e.prompt_offset = trained.max_prompts;   // held out: the prompts after the training ones
+    e.tree_top_k = trained.eval_tree_top_k;
     return e;
 }
 

@@ -27,6 +27,7 @@ struct DraftTrainingRequest {
     int steps = 200;
     int max_prompts = 64;
     bool resume = false;              // continue from <out_dir>/checkpoint/train_state.pt
+    int eval_tree_top_k = 1;          // held-out check: 1 = chain drafting, > 1 = tree keeping this many per level
     std::vector<DraftLayerSet> baselines;   // offered by "Compare with baselines"
 };
 
@@ -38,7 +39,8 @@ struct DraftEvalRequest {
     int prompt_offset = 0;            // skip the prompts used for training
     int max_prompts = 8;
     int max_new_tokens = 32;
-    int k = 4;                        // draft tokens per round
+    int k = 4;                        // draft tokens per round (chain), or the tree's depth
+    int tree_top_k = 1;               // > 1: tree drafting keeping this many nodes per level
 };
 
 struct DraftEvalSummary {
@@ -49,6 +51,8 @@ struct DraftEvalSummary {
     bool lossless_checked = false;
     int lossless_mismatches = 0;
     double speedup = 0;               // 0 when no baseline ran
+    int k = 0, tree_top_k = 1;        // drafting shape evaluated (0 = unknown)
+    double verify_tokens_per_round = 0;   // tokens the target verified per round
 };
 
 struct DraftTrainingUpdate {

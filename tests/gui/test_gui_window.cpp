@@ -307,7 +307,9 @@ TEST(DraftDialogTest, TrainsOnWorkerAndCancels) {
         DraftDialog dialog(request, &trainer);
         auto* start = dialog.findChild<QPushButton*>(QStringLiteral("startTraining"));
         auto* status = dialog.findChild<QLabel*>(QStringLiteral("draftStatus"));
-        ASSERT_TRUE(start && status);
+        auto* tree_top_k = dialog.findChild<QSpinBox*>(QStringLiteral("evalTreeTopK"));
+        ASSERT_TRUE(start && status && tree_top_k);
+        tree_top_k->setValue(3);
         start->click();
         EXPECT_TRUE(QTest::qWaitFor([&] { return status->text().contains(QStringLiteral("fake training done")); }, 10000))
             << status->text().toStdString();
@@ -334,6 +336,9 @@ TEST(DraftDialogTest, TrainsOnWorkerAndCancels) {
         EXPECT_EQ(tau->item(0, 1)->text(), QStringLiteral("2.250"));
         EXPECT_EQ(tau->item(0, 2)->text(), QStringLiteral("0.75 · 0.50"));
         EXPECT_EQ(tau->item(0, 3)->text(), QStringLiteral("yes"));
+        // The drafting shape chosen in the dialog reaches the evaluation and the table.
+        EXPECT_EQ(trainer.seen_eval->tree_top_k, 3);
+        EXPECT_EQ(tau->item(0, 4)->text(), QStringLiteral("tree, depth 4 × top-3"));
     }
     {
         // A checkpoint in the output folder enables "Resume", which reaches the request.
@@ -416,6 +421,14 @@ TEST(DraftDialogTest, CoreServiceTrainsAndEvaluatesStories260K) {
     EXPECT_EQ(result->acceptance.size(), static_cast<size_t>(eval.k));
     EXPECT_TRUE(result->lossless_checked);
     EXPECT_EQ(result->lossless_mismatches, 0);
+    EXPECT_DOUBLE_EQ(result->verify_tokens_per_round, eval.k + 1.0);   // a chain verifies k + 1 tokens
+    // Tree drafting through the same service: lossless, and wider than the chain.
+    eval.tree_top_k = 2;
+    const std::optional<DraftEvalSummary> tree = service->evaluate(eval, nullptr);
+    ASSERT_TRUE(tree.has_value());
+    EXPECT_EQ(tree->tree_top_k, 2);
+    EXPECT_EQ(tree->lossless_mismatches, 0);
+    EXPECT_GT(tree->verify_tokens_per_round, eval.k + 1.0);
 }
 
 TEST(WindowErrors, MissingModelIsReportedNotLoaded) {
