@@ -185,7 +185,8 @@ TEST(SpecForgeLog, JunkAndHugeLinesAreHarmless) {
     parser.feed("Train Epoch [1/2], position 99999999999999999999,  Acc: 0.5\n");  // absurd position
     parser.feed("Train Epoch [1/2], position 0,  Acc: \n");                       // no value
     parser.feed("12%|#| /10 [\n 5%|\n%||||\n");                                   // broken bars
-    parser.feed(std::string("\0\xff\xfe garbage \x1b[", 17) + "\n");
+    const char binary[] = "\0\xff\xfe garbage \x1b[";                              // NUL, invalid UTF-8, cut escape
+    parser.feed(std::string(binary, sizeof binary - 1) + "\n");
     parser.finish();
     EXPECT_TRUE(parser.takePoints().empty());
     EXPECT_EQ(parser.takeLines().size(), 7u);   // all kept for the log view
