@@ -8,10 +8,13 @@
 #include <cstdint>
 #include <cstdio>
 #include <filesystem>
+#include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
 #include "data/calibration_set.h"
+#include "draft/specforge_log.h"
 #include "io/safetensors.h"
 #include "model/hf_config.h"
 #include "model/llama2c_header.h"
@@ -80,6 +83,33 @@ inline void readCalibration(const std::string& path) {
     for (const auto& p : set.prompts) g_sink += p.text.size() + p.messages.size();
 }
 
+// The console output of a SpecForge run, as the GUI's SpecForge tab reads it from the child
+// process: fed in odd-sized chunks (the first byte picks the size), every line and point
+// checked. The parser never rejects input, so anything thrown here is a finding.
+inline void readSpecForgeLog(const std::string& path) {
+    std::ifstream in(path, std::ios::binary);
+    const std::string bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    SpecForgeLogParser parser;
+    auto check = [&parser] {
+        for (const std::string& line : parser.takeLines()) {
+            if (line.empty() || line.size() > SpecForgeLogParser::kMaxLine ||
+                line.find_first_of("\r\n") != std::string::npos)
+                throw std::logic_error("log line of " + std::to_string(line.size()) + " bytes or with a line break");
+            g_sink += line.size();
+        }
+        for (const SpecForgeCurvePoint& p : parser.takePoints())
+            g_sink += static_cast<uint64_t>(p.step + 1) + (p.loss == p.loss) + (p.accuracy == p.accuracy);
+        if (parser.progress().done < 0 || parser.progress().total < 0) throw std::logic_error("negative progress");
+    };
+    const size_t chunk = bytes.empty() ? 1 : 1 + static_cast<unsigned char>(bytes[0]) % 97;
+    for (size_t at = 0; at < bytes.size(); at += chunk) {
+        parser.feed(std::string_view(bytes).substr(at, chunk));
+        check();
+    }
+    parser.finish();
+    check();
+}
+
 inline const std::vector<FuzzReader>& fuzzReaders() {
     static const std::vector<FuzzReader> readers = {
         {"safetensors", "model.safetensors", readSafetensors},
@@ -89,6 +119,7 @@ inline const std::vector<FuzzReader>& fuzzReaders() {
         {"tokenizer_json", "tokenizer.json", readTokenizerJson},
         {"sentencepiece", "tokenizer.model", readAnyTokenizer},
         {"calibration", "prompts.txt", readCalibration},
+        {"specforge_log", "specforge.log", readSpecForgeLog},
     };
     return readers;
 }

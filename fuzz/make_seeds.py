@@ -168,4 +168,22 @@ out("calibration", "text.txt", "Once upon a time there was a cat.\nThe sky is bl
 out("calibration", "prompts.jsonl", '{"text": "hello"}\n{"prompt": "world"}\n')
 out("calibration", "sharegpt.json", json.dumps([{"conversations": [
     {"from": "system", "value": "Be brief."}, {"from": "human", "value": "Hi?"}, {"from": "gpt", "value": "Hello."}]}]))
+
+# --- SpecForge console output: tqdm redraws, epoch summaries, eval, the streaming variant ----
+log = ["W1203 12:00:01.000 torch/distributed/run.py: Setting OMP_NUM_THREADS environment variable "
+       "for each process to be 1\r\n"]
+for e in (1, 2):
+    for n in range(1, 5):
+        log.append("\rTraining Epoch %d:  %d%%|%s%s| %d/4 [00:0%d<00:0%d,  1.90it/s, loss=%.2f, acc=0.%d0]"
+                   % (e - 1, 25 * n, "\u2588" * n * 2, " " * (8 - 2 * n), n, n, 4 - n, 2.0 - 0.1 * n, n))
+    log.append("\n")
+    for i, a in enumerate((0.61, 0.42, 0.30)):
+        log.append("Train Epoch [%d/2], position %d,  Acc: %.2f\n" % (e, i, a))
+    for i, l in enumerate((1.25, 1.75, 2.5)):
+        log.append("Train Epoch [%d/2], position %d, pLoss: %.2f\n" % (e, i, l))
+    log.append("\x1b[A\rEvaluating Epoch %d: 100%%|\u2588\u2588| 2/2 [00:00<00:00, 9.1it/s]\n" % (e - 1))
+    log.append("Eval Epoch [%d/2], position 0,  Acc: 0.25\nEval Epoch [%d/2], position 0, pLoss: nan\n" % (e, e))
+log.append("Train Step [40], position 0,  Acc: 0.70\nTrain Step [40], position 0, pLoss: 1.00\n"
+           "[Streaming] One epoch finished. Checking for new data...\n")
+out("specforge_log", "two_epochs.log", "".join(log))
 print("seeds written to", os.path.join(here, "corpus"))
