@@ -5,10 +5,8 @@
 #include <QCheckBox>
 #include <QDialogButtonBox>
 #include <QDir>
-#include <QFileDialog>
 #include <QFormLayout>
 #include <QHeaderView>
-#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QLegend>
@@ -27,6 +25,7 @@
 #include <algorithm>
 #include <cmath>
 
+#include "folder_field.h"
 #include "report_adapter.h"
 #include "specforge_panel.h"
 #include "util/cancel.h"
@@ -49,13 +48,9 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     intro->setWordWrap(true);
     local_layout->addWidget(intro);
     auto* form = new QFormLayout;
-    auto* out_row = new QHBoxLayout;
     out_ = new QLineEdit(request_.out_dir, this);
     out_->setObjectName(QStringLiteral("draftOutDir"));
-    auto* browse = new QPushButton(tr("…"), this);
-    out_row->addWidget(out_, 1);
-    out_row->addWidget(browse);
-    form->addRow(tr("Output folder"), out_row);
+    form->addRow(tr("Output folder"), folderField(out_, this, tr("Draft output folder")));
     steps_ = new QSpinBox(this);
     steps_->setRange(1, 1000000);
     steps_->setValue(request_.steps);
@@ -152,10 +147,6 @@ DraftDialog::DraftDialog(DraftTrainingRequest request, DraftTrainingService* ser
     }
     close_ = buttons->addButton(QDialogButtonBox::Close);
     layout->addWidget(buttons);
-    connect(browse, &QPushButton::clicked, this, [this] {
-        const QString d = QFileDialog::getExistingDirectory(this, tr("Draft output folder"), out_->text());
-        if (!d.isEmpty()) out_->setText(d);
-    });
     connect(out_, &QLineEdit::textChanged, this, [this] { refreshResume(); });
     connect(tabs_, &QTabWidget::currentChanged, this, [this](int tab) { showLocalButtons(tab == 0); });
     connect(specforge_, &SpecForgePanel::runStarted, this, &DraftDialog::onSpecForgeStarted);

@@ -1,7 +1,6 @@
 #include "specforge_panel.h"
 
 #include <QDir>
-#include <QFileDialog>
 #include <QFont>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -16,25 +15,12 @@
 #include "data/calibration_set.h"
 #include "draft/specforge_export.h"
 #include "draft/training_task.h"
+#include "folder_field.h"
 #include "report_adapter.h"
 #include "specforge_run.h"
 #include "util/error.h"
 
 namespace wl {
-
-namespace {
-QHBoxLayout* withBrowse(QLineEdit* edit, QWidget* parent, const QString& title) {
-    auto* row = new QHBoxLayout;
-    auto* browse = new QPushButton(QObject::tr("…"), parent);
-    row->addWidget(edit, 1);
-    row->addWidget(browse);
-    QObject::connect(browse, &QPushButton::clicked, parent, [edit, parent, title] {
-        const QString d = QFileDialog::getExistingDirectory(parent, title, edit->text());
-        if (!d.isEmpty()) edit->setText(d);
-    });
-    return row;
-}
-}  // namespace
 
 SpecForgePanel::SpecForgePanel(const DraftTrainingRequest& request, QWidget* parent)
     : QWidget(parent), request_(request), run_(new SpecForgeRun(this)) {
@@ -55,12 +41,12 @@ SpecForgePanel::SpecForgePanel(const DraftTrainingRequest& request, QWidget* par
     checkout_ = new QLineEdit(qEnvironmentVariable("SPECFORGE_DIR"), this);
     checkout_->setObjectName(QStringLiteral("specforgeCheckout"));
     checkout_->setPlaceholderText(tr("folder of a SpecForge checkout (pip install -e .)"));
-    form->addRow(tr("SpecForge checkout"), withBrowse(checkout_, this, tr("SpecForge checkout")));
+    form->addRow(tr("SpecForge checkout"), folderField(checkout_, this, tr("SpecForge checkout")));
     const QString default_out = request_.out_dir.isEmpty() ? QDir::home().filePath(QStringLiteral("wavelab-specforge"))
                                                            : QDir(request_.out_dir).filePath(QStringLiteral("specforge"));
     out_dir_ = new QLineEdit(default_out, this);
     out_dir_->setObjectName(QStringLiteral("specforgeOutDir"));
-    form->addRow(tr("Set-up folder"), withBrowse(out_dir_, this, tr("SpecForge set-up folder")));
+    form->addRow(tr("Set-up folder"), folderField(out_dir_, this, tr("SpecForge set-up folder")));
     nproc_ = new QSpinBox(this);
     nproc_->setObjectName(QStringLiteral("specforgeGpus"));
     nproc_->setRange(1, 64);
