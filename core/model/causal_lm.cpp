@@ -155,8 +155,7 @@ std::unique_ptr<CausalLM> CausalLM::load(const std::string& path, const LoadOpti
     if (!fs::exists(path, ec)) throw Error(path, "no such file or directory");
     // Refuse before allocating anything: an OOM kill halfway through loading loses the session.
     // Host memory only; a CUDA load is bounded by the device, which torch reports itself.
-    const bool on_cpu = options.device == "cpu" || (options.device == "auto" && !torch::cuda::is_available());
-    if (options.check_memory && on_cpu) {
+    if (options.check_memory && resolveDevice(options.device, path).is_cpu()) {
         const ModelConfig config = readConfig(path);
         checkFits(estimateModelBytes(config, options.dtype), availableMemoryBytes(), path,
                   "loading " + std::to_string(config.numParameters()) + " parameters as " + options.dtype);

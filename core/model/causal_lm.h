@@ -30,6 +30,10 @@ struct LoadOptions {
     bool check_memory = true;
 };
 
+// The device a load with LoadOptions::device runs on ("auto" = CUDA when available, else the
+// CPU). Throws wl::Error(source, ...) for an unknown device or CUDA without CUDA.
+torch::Device resolveDevice(const std::string& device, const std::string& source);
+
 // Per-layer key/value cache for incremental decoding. Shapes [B, kv_heads, T, head_dim].
 struct KVCache {
     std::vector<torch::Tensor> keys;

@@ -18,6 +18,19 @@ void KVCache::truncate(int64_t new_length) {
         if (v.defined()) v = v.narrow(2, 0, new_length).contiguous();
 }
 
+torch::Device resolveDevice(const std::string& device, const std::string& source) {
+    if (device == "auto") return torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
+    torch::Device resolved(torch::kCPU);
+    try {
+        resolved = torch::Device(device);
+    } catch (const std::exception&) {
+        throw Error(source, "unknown device '" + device + "'");
+    }
+    if (resolved.is_cuda() && !torch::cuda::is_available())
+        throw Error(source, "device '" + device + "' requested but CUDA is not available");
+    return resolved;
+}
+
 void KVCache::keepRows(int64_t prefix, const std::vector<int64_t>& rows) {
     if (keys.empty() || !keys[0].defined()) return;
     std::vector<int64_t> index(static_cast<size_t>(std::max<int64_t>(prefix, 0)));
@@ -87,17 +100,7 @@ public:
         at::set_num_threads(cpuThreads(options.threads));
         const std::string& src = config.source_path;
         // Device and dtype.
-        if (options.device == "auto") {
-            device_ = torch::cuda::is_available() ? torch::Device(torch::kCUDA) : torch::Device(torch::kCPU);
-        } else {
-            try {
-                device_ = torch::Device(options.device);
-            } catch (const std::exception&) {
-                throw Error(src, "unknown device '" + options.device + "'");
-            }
-            if (device_.is_cuda() && !torch::cuda::is_available())
-                throw Error(src, "device '" + options.device + "' requested but CUDA is not available");
-        }
+        device_ = resolveDevice(options.device, src);
         if (options.dtype == "float32" || options.dtype == "f32") dtype_ = torch::kFloat32;
         else if (options.dtype == "bfloat16" || options.dtype == "bf16") dtype_ = torch::kBFloat16;
         else if (options.dtype == "float16" || options.dtype == "f16") {

@@ -51,12 +51,16 @@ SelectionReport runSelection(const std::string& model_path, const std::string& d
     LoadOptions load;
     load.device = options.device;
     load.dtype = options.dtype;
-    if (options.device == "cpu" || (options.device == "auto" && !torch::cuda::is_available())) {
+    // One check of the whole run; the load and the capture then need not repeat their parts.
+    if (resolveDevice(options.device, model_path).is_cpu()) {
         const SelectionMemoryEstimate need = estimateSelectionMemory(CausalLM::readConfig(model_path), options);
         checkFits(need.total(), availableMemoryBytes(), model_path,
                   "this run (weights " + formatByteCount(need.weights) + " + capture batch " +
                       formatByteCount(need.capture) + " + analysis " + formatByteCount(need.analysis) + ")");
     }
+    load.check_memory = false;
+    CaptureOptions capture = options.capture;
+    capture.check_memory = false;
     auto model = CausalLM::load(model_path, load);
     const ModelConfig& cfg = model->config();
     auto tokenizer = findTokenizerForModel(model_path, cfg.vocab_size, options.tokenizer_path);
@@ -115,7 +119,7 @@ SelectionReport runSelection(const std::string& model_path, const std::string& d
         p.capture = c;
         progress(p);
     };
-    last = runCapture(*model, *tokenizer, data, options.capture, sink, cancel, on_capture);
+    last = runCapture(*model, *tokenizer, data, capture, sink, cancel, on_capture);
     const double capture_total = secondsSince(capture_start);
     report.data.prompts_used = prompts_added;
     model.reset();  // free the model before the set-level statistics
