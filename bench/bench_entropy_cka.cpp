@@ -6,7 +6,7 @@
 // to show memory is O(L D^2) and independent of N. Timed: add() of every prompt, finish()
 // and snapshot(full) (the L eigensolves); data generation is excluded on both sides.
 // Usage: bench_entropy_cka [--quick] [--states L] [--dim D] [--sizes 4096,16384]
-//                          [--baseline-dtypes float64,float32] [--no-baseline]
+//                          [--baseline-dtypes float64,float32] [--no-baseline] [--no-bound]
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -17,6 +17,7 @@
 #include <sstream>
 
 #include "analysis/layer_analyzer.h"
+#include "analysis_floor.h"
 #include "bench_common.h"
 #include "bench_data.h"
 
@@ -25,6 +26,8 @@ using namespace wl::bench;
 using nlohmann::json;
 
 namespace {
+
+constexpr long long kCkaBatch = 256;   // tokens per CKA minibatch, here and in the numpy baseline
 
 std::string runAndCapture(const std::vector<std::string>& argv) {
     int fds[2];
@@ -68,7 +71,7 @@ int child(const Args& args) {
     o.filter.drop_bos = false;
     o.unfiltered_curve = false;   // filter none: the unfiltered curve would be the same numbers
     o.cka = wl::CkaEstimator::MinibatchUnbiased;
-    o.cka_batch_tokens = args.getInt("--cka-batch", 256);
+    o.cka_batch_tokens = args.getInt("--cka-batch", kCkaBatch);
     wl::LayerAnalyzer analyzer(o);
     double gen_s = 0, add_s = 0;
     for (int64_t p = 0; p < N / T; ++p) {
@@ -90,6 +93,28 @@ int child(const Args& args) {
     return 0;
 }
 
+// What the same formulas cost at best with this machine's BLAS/LAPACK (analysis_floor.h),
+// so the speed-up over numpy reads against what is possible here, not only against a target.
+void printBound(long long L, long long D, long long N, long long cka_batch, const json& wavelab,
+                const std::vector<std::pair<std::string, double>>& baselines) {
+    const int cores = static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const AnalysisFloor f = measureAnalysisFloor(static_cast<int>(D), cores);
+    const double stream = double(L) * N * (double(D) * D + double(cka_batch) * D) / (f.syrk_gflops * 1e9);
+    const double final_phase = L * f.eig_seconds;
+    const double bound = stream + final_phase;
+    const double measured = wavelab["seconds"].get<double>();
+    std::printf("# bound on %d cores with these libraries: f32 SYRK at its best %.0f GFLOP/s (k=%d) -> stream >= "
+                "L N (D^2 + n D) / rate = %.1f s (WaveLab %.1f s);\n", cores, f.syrk_gflops, f.syrk_rows, stream,
+                wavelab["seconds_stream"].get<double>());
+    std::printf("#   f64 eigenvalues of one %lld x %lld matrix %.2f s (%s) -> final >= %.1f s (WaveLab %.1f s); "
+                "total >= %.1f s, WaveLab %.1f s = %.0f%% of the bound's speed\n", D, D, f.eig_seconds, f.eig_how,
+                final_phase, wavelab["seconds_final"].get<double>(), bound, measured, 100.0 * bound / measured);
+    for (const auto& [label, seconds] : baselines)
+        std::printf("#   => no implementation of these formulas on these libraries beats %s (%.1f s) by more than "
+                    "%.2fx here\n", label.c_str(), seconds, seconds / bound);
+    std::fflush(stdout);
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -107,14 +132,15 @@ int main(int argc, char** argv) {
         return v;
     }();
     printMachine("bench_entropy_cka");
-    std::printf("# L=%lld states, D=%lld, prompts of %lld tokens, minibatch CKA n=256 (unbiased HSIC), "
-                "alpha=1, filter none\n", L, D, T);
+    std::printf("# L=%lld states, D=%lld, prompts of %lld tokens, minibatch CKA n=%lld (unbiased HSIC), "
+                "alpha=1, filter none\n", L, D, T, kCkaBatch);
     std::printf("%-10s %-22s %10s %10s %10s %12s %10s\n", "N", "implementation", "stream s", "final s", "total s",
                 "peak RSS MiB", "speed-up");
     const std::string self = "/proc/self/exe";
     char exe[4096] = {0};
     if (readlink(self.c_str(), exe, sizeof exe - 1) <= 0) return 1;
     json largest;
+    std::vector<std::pair<std::string, double>> baselines;   // numpy runs at the largest N
     for (long long N : sizes) {
         const std::string out = runAndCapture({exe, "--child", "--states", std::to_string(L), "--dim", std::to_string(D),
                                                "--tokens", std::to_string(N), "--prompt-tokens", std::to_string(T)});
@@ -133,6 +159,7 @@ int main(int argc, char** argv) {
             const double speedup = b["seconds"].get<double>() / w["seconds"].get<double>();
             char label[64];
             std::snprintf(label, sizeof label, "numpy %s (%s)", b["numpy"].get<std::string>().c_str(), dt.c_str());
+            baselines.push_back({label, b["seconds"].get<double>()});
             std::printf("%-10lld %-22s %10.2f %10.2f %10.2f %12.0f %9.2fx\n", N, label, b["seconds_stream"].get<double>(),
                         b["seconds_final"].get<double>(), b["seconds"].get<double>(),
                         b["peak_rss_kib"].get<double>() / 1024.0, speedup);
@@ -148,5 +175,6 @@ int main(int argc, char** argv) {
     }
     std::printf("# peak RSS should not grow with N: statistics are L D^2 doubles (%.0f MiB) + reservoir/minibatch "
                 "buffers, independent of N.\n", L * D * (D + 1) / 2.0 * 8 / (1 << 20));
+    if (!args.flag("--no-bound") && !largest.is_null()) printBound(L, D, sizes.back(), kCkaBatch, largest, baselines);
     return 0;
 }

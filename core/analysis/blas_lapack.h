@@ -1,6 +1,7 @@
 #pragma once
 // Fortran BLAS/LAPACK entry points WaveLab's analysis calls directly (liblapack/libblas,
-// OpenBLAS on Debian). Private to core/analysis.
+// OpenBLAS on Debian). Private to core/analysis (and bench/analysis_floor.h, which times the
+// same calls on their own).
 extern "C" {
 void dsyevd_(const char* jobz, const char* uplo, const int* n, double* a, const int* lda, double* w,
              double* work, const int* lwork, int* iwork, const int* liwork, int* info);

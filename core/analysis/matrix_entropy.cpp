@@ -5,6 +5,7 @@
 #include <algorithm>
 #include <cmath>
 #include <limits>
+#include <utility>
 
 #include "analysis/blas_lapack.h"
 #include "util/error.h"
@@ -15,13 +16,13 @@ namespace {
 using RowMatrix = Eigen::Matrix<double, Eigen::Dynamic, Eigen::Dynamic, Eigen::RowMajor>;
 }
 
-std::vector<double> symmetricEigenvalues(const std::vector<double>& a, int64_t n64, EigenDriver driver) {
+std::vector<double> symmetricEigenvalues(std::vector<double> a, int64_t n64, EigenDriver driver) {
     if (n64 <= 0) return {};
     if (static_cast<int64_t>(a.size()) != n64 * n64) throw Error("eigensolver", "matrix size mismatch");
     const int n = static_cast<int>(n64);
     const bool two_stage = driver == EigenDriver::TwoStage || (driver == EigenDriver::Auto && n64 >= kTwoStageMinDim);
     const auto solve = two_stage ? dsyevd_2stage_ : dsyevd_;
-    std::vector<double> work_matrix(a);  // symmetric: row-major == column-major
+    std::vector<double>& work_matrix = a;  // symmetric: row-major == column-major
     std::vector<double> w(n);
     int info = 0, lwork = -1, liwork = -1, iwork_query = 0;
     double work_query = 0;
@@ -57,7 +58,7 @@ double spectrumEntropy(const std::vector<double>& eigenvalues, double alpha) {
     return std::log(s) / (1.0 - alpha);
 }
 
-double psdMatrixEntropy(const std::vector<double>& a, int64_t n, double alpha) {
+double psdMatrixEntropy(std::vector<double> a, int64_t n, double alpha) {
     if (!(alpha > 0)) throw Error("matrix entropy", "alpha must be > 0");
     if (std::abs(alpha - 2.0) < 1e-12) {
         double trace = 0, fro2 = 0;
@@ -66,7 +67,7 @@ double psdMatrixEntropy(const std::vector<double>& a, int64_t n, double alpha) {
         if (!(trace > 0) || !(fro2 > 0)) return 0.0;
         return -std::log(fro2 / (trace * trace));
     }
-    return spectrumEntropy(symmetricEigenvalues(a, n), alpha);
+    return spectrumEntropy(symmetricEigenvalues(std::move(a), n), alpha);
 }
 
 double normalizeEntropy(double entropy, EntropyNormalization normalization, int64_t n, int64_t d) {
@@ -95,7 +96,7 @@ double matrixEntropy(const std::vector<float>& z, int64_t n, int64_t d, double a
     RowMatrix g = n <= d ? RowMatrix(u * u.transpose()) : RowMatrix(u.transpose() * u);
     const int64_t m = g.rows();
     std::vector<double> gv(g.data(), g.data() + m * m);
-    return normalizeEntropy(psdMatrixEntropy(gv, m, alpha), normalization, n, d);
+    return normalizeEntropy(psdMatrixEntropy(std::move(gv), m, alpha), normalization, n, d);
 }
 
 namespace {

@@ -17,14 +17,15 @@ enum class EigenDriver { Auto, OneStage, TwoStage };
 constexpr int64_t kTwoStageMinDim = 1536;   // Auto picks TwoStage from this size up
 
 // Eigenvalues (ascending) of a symmetric n x n row-major matrix (LAPACK dsyevd or
-// dsyevd_2stage, values only).
-std::vector<double> symmetricEigenvalues(const std::vector<double>& a, int64_t n,
+// dsyevd_2stage, values only). Taken by value: LAPACK overwrites its input, so a caller
+// that moves its matrix in saves an n x n copy.
+std::vector<double> symmetricEigenvalues(std::vector<double> a, int64_t n,
                                          EigenDriver driver = EigenDriver::Auto);
 
 // Renyi entropy of the spectrum of a PSD matrix: p = max(eig, 0) / sum; alpha = 1 Shannon.
 double spectrumEntropy(const std::vector<double>& eigenvalues, double alpha);
 // Same from the matrix; alpha = 2 uses -ln(||A||_F^2 / tr(A)^2) without an eigensolve.
-double psdMatrixEntropy(const std::vector<double>& a, int64_t n, double alpha);
+double psdMatrixEntropy(std::vector<double> a, int64_t n, double alpha);
 double normalizeEntropy(double entropy, EntropyNormalization normalization, int64_t n, int64_t d);
 
 // The WaveLab matrix entropy of Z (n x d): row-normalise, centre columns, smaller Gram,

@@ -1,0 +1,131 @@
+#pragma once
+// The fastest this machine's BLAS/LAPACK does the two kernels the streamed entropy is made
+// of, measured on their own: float32 SYRK (the D x D moments, L N D^2 flops) and a
+// float64 eigenvalue solve of a D x D matrix (one per state at the end). With these, any
+// implementation of the same formulas on the same libraries needs at least
+//   L N (D^2 + n D) / syrk_rate  +  L x eigensolve_seconds
+// (D^2: the moments; n D: the minibatch CKA's n x n token Grams, n tokens per batch),
+// which bench_entropy_cka prints as a bound next to the measured speed-up.
+// Each kernel is run both ways WaveLab could run it on P cores: P independent single-
+// threaded calls at once (one state per core) and one call with P BLAS threads; the better
+// one counts.
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <cmath>
+#include <random>
+#include <thread>
+#include <vector>
+
+#include "analysis/blas_lapack.h"
+#include "bench_common.h"
+
+namespace wl::bench {
+
+struct AnalysisFloor {
+    int cores = 1;
+    double syrk_gflops = 0;           // k D^2 flops per call (the lower triangle), all cores
+    int syrk_rows = 0;                // k of the measured calls
+    double eig_seconds = 0;           // per D x D matrix, with all cores busy
+    const char* eig_how = "";
+};
+
+namespace floor_detail {
+
+inline void setBlasThreads(int n) {
+    auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
+    if (set) set(n);
+}
+
+// Runs f(worker) on `workers` threads at once and returns the wall time.
+template <typename F>
+double concurrently(int workers, F f) {
+    const auto t0 = Clock::now();
+    std::vector<std::thread> pool;
+    for (int w = 0; w < workers; ++w) pool.emplace_back([&f, w] { f(w); });
+    for (auto& t : pool) t.join();
+    return secondsSince(t0);
+}
+
+inline void eigenvaluesOnly(std::vector<double> a, int n, bool two_stage) {
+    const auto solve = two_stage ? dsyevd_2stage_ : dsyevd_;
+    std::vector<double> w(n);
+    int info = 0, lwork = -1, liwork = -1, iq = 0;
+    double wq = 0;
+    solve("N", "L", &n, a.data(), &n, w.data(), &wq, &lwork, &iq, &liwork, &info);
+    lwork = static_cast<int>(wq);
+    liwork = iq;
+    std::vector<double> work(lwork);
+    std::vector<int> iwork(liwork);
+    solve("N", "L", &n, a.data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
+}
+
+}  // namespace floor_detail
+
+inline AnalysisFloor measureAnalysisFloor(int d, int cores) {
+    using namespace floor_detail;
+    AnalysisFloor f;
+    f.cores = std::max(1, cores);
+    f.syrk_rows = 2048;  // large enough for SYRK's best rate (measured flat from k = 768 up)
+    const int k = f.syrk_rows;
+    std::mt19937 rng(7);
+    std::normal_distribution<float> normal;
+    std::vector<float> rows(static_cast<size_t>(k) * d);
+    for (size_t i = 0; i < rows.size(); ++i) rows[i] = normal(rng) / std::sqrt(1.0f + float(i % d) / 32.0f);
+    const double flops = double(k) * d * d;
+    const float one = 1, zero = 0;
+    const int reps = 3;
+
+    // SYRK, one call per core at once, single-threaded BLAS.
+    setBlasThreads(1);
+    std::vector<std::vector<float>> out(f.cores, std::vector<float>(static_cast<size_t>(d) * d));
+    auto syrk = [&](int w) { ssyrk_("L", "N", &d, &k, &one, rows.data(), &d, &zero, out[w].data(), &d); };
+    concurrently(f.cores, syrk);  // warm-up: page in the outputs
+    double t_split = concurrently(f.cores, [&](int w) {
+        for (int r = 0; r < reps; ++r) syrk(w);
+    });
+    const double rate_split = flops * reps * f.cores / t_split / 1e9;
+    // SYRK, one call with all cores in BLAS.
+    setBlasThreads(f.cores);
+    syrk(0);
+    auto t0 = Clock::now();
+    for (int r = 0; r < reps; ++r) syrk(0);
+    const double rate_threaded = flops * reps / secondsSince(t0) / 1e9;
+    f.syrk_gflops = std::max(rate_split, rate_threaded);
+
+    // Eigenvalues of a covariance-like matrix (the SYRK result above, in float64).
+    std::vector<double> a(out[0].begin(), out[0].end());
+    struct Way {
+        const char* name;
+        bool two_stage;
+        bool split;
+    };
+    const Way ways[] = {{"dsyevd, one matrix per core", false, true},
+                        {"dsyevd_2stage, one matrix per core", true, true},
+                        {"dsyevd, all cores in BLAS", false, false},
+                        {"dsyevd_2stage, all cores in BLAS", true, false}};
+    const int eig_reps = d < 2048 ? 3 : 1;
+    f.eig_seconds = 1e300;
+    for (const Way& way : ways) {
+        double per_matrix;
+        if (way.split) {
+            setBlasThreads(1);
+            per_matrix = concurrently(f.cores, [&](int) {
+                for (int r = 0; r < eig_reps; ++r) eigenvaluesOnly(a, d, way.two_stage);
+            }) / (f.cores * eig_reps);
+        } else {
+            setBlasThreads(f.cores);
+            t0 = Clock::now();
+            for (int r = 0; r < eig_reps; ++r) eigenvaluesOnly(a, d, way.two_stage);
+            per_matrix = secondsSince(t0) / eig_reps;
+        }
+        if (per_matrix < f.eig_seconds) {
+            f.eig_seconds = per_matrix;
+            f.eig_how = way.name;
+        }
+    }
+    setBlasThreads(f.cores);
+    return f;
+}
+
+}  // namespace wl::bench
