@@ -174,7 +174,7 @@ TEST(MemoryGuardInUse, AnalyzerEstimateBoundsWhatItAllocates) {
     std::normal_distribution<float> normal;
     for (auto& v : p.states) v = normal(rng);
 
-    const int64_t estimate = wl::estimateAnalyzerBytes(L, D, options);
+    const int64_t estimate = wl::estimateAnalyzerBytes(L, D, options, T);
     // What a streaming analyzer keeps (moments, buffers) excludes the transient snapshot and
     // set-model scratch, so it must lie between the moments alone and the full estimate.
     const int64_t moments = 2 * L * D * (D + 1) / 2 * 8;
@@ -186,10 +186,12 @@ TEST(MemoryGuardInUse, AnalyzerEstimateBoundsWhatItAllocates) {
     EXPECT_GE(held, moments) << "estimate " << estimate;
     EXPECT_LE(held, estimate) << "moments " << moments;
     // At real widths the D^2 terms dominate: twice the width, about four times the bytes.
-    EXPECT_GT(wl::estimateAnalyzerBytes(37, 5120, options), 3 * wl::estimateAnalyzerBytes(37, 2560, options));
+    EXPECT_GT(wl::estimateAnalyzerBytes(37, 5120, options, T), 3 * wl::estimateAnalyzerBytes(37, 2560, options, T));
+    // Longer prompts: each of the 2 workers' row buffers holds a whole prompt's rows.
+    EXPECT_GE(wl::estimateAnalyzerBytes(L, D, options, 4096) - estimate, 2 * (4096 - T) * D * 4);
     // Without a filter there is one set of moments.
     options.filter.mode = wl::TokenFilterMode::None;
-    EXPECT_LT(wl::estimateAnalyzerBytes(L, D, options), estimate - moments / 2 + 1);
+    EXPECT_LT(wl::estimateAnalyzerBytes(L, D, options, T), estimate - moments / 2 + 1);
 }
 
 TEST(MemoryGuardInUse, CliSaysWhyAndWritesNothing) {

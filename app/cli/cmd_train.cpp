@@ -6,6 +6,7 @@
 #include "draft/draft_config.h"
 #include "draft/training_task.h"
 #include "draft_args.h"
+#include "model/memory_guard.h"
 #include "util/error.h"
 
 namespace wl::cli {
@@ -21,7 +22,7 @@ int runTrain(const Args& args) {
     o.resume = args.flag("resume");
     const int64_t log_every = std::max<long long>(1, args.getInt("log-every", std::max<int64_t>(1, o.steps / 20)));
     if (!o.cache_dir.empty())
-        std::cerr << "on-disk cache " << o.cache_dir << ": up to " << formatBytes(double(estimateDraftCacheBytes(o)))
+        std::cerr << "on-disk cache " << o.cache_dir << ": up to " << formatByteCount(estimateDraftCacheBytes(o))
                   << " (aux states + target distributions)\n";
     CancelToken cancel;
     installInterruptHandler();

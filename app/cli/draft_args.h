@@ -56,15 +56,6 @@ inline DraftTrainOptions draftTrainOptionsFromArgs(const Args& args) {
     return o;
 }
 
-inline std::string formatBytes(double b) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (b >= 1024 && u < 4) b /= 1024, ++u;
-    char s[32];
-    std::snprintf(s, sizeof s, "%.1f %s", b, units[u]);
-    return s;
-}
-
 inline std::string formatTrainProgress(const DraftTrainProgress& p) {
     char line[256];
     std::snprintf(line, sizeof line, "step %lld/%lld  loss %.4f  lr %.2e  %.0f tok/s  acc", (long long)p.step,

@@ -26,18 +26,11 @@
 namespace wl {
 
 QString ModelSummary::fitMessage() const {
-    if (available_bytes <= 0) return QObject::tr("needs about %1 (free memory unknown)").arg(formatBytes(estimate_bytes));
-    if (fits)
-        return QObject::tr("needs about %1 of %2 available").arg(formatBytes(estimate_bytes), formatBytes(available_bytes));
+    const auto bytes = [](double b) { return QString::fromStdString(formatByteCount(static_cast<int64_t>(b))); };
+    if (available_bytes <= 0) return QObject::tr("needs about %1 (free memory unknown)").arg(bytes(estimate_bytes));
+    if (fits) return QObject::tr("needs about %1 of %2 available").arg(bytes(estimate_bytes), bytes(available_bytes));
     return QObject::tr("needs about %1 but only %2 is available: it will not fit in memory")
-        .arg(formatBytes(estimate_bytes), formatBytes(available_bytes));
-}
-
-QString formatBytes(double bytes) {
-    const char* units[] = {"B", "KiB", "MiB", "GiB", "TiB"};
-    int u = 0;
-    while (bytes >= 1024 && u < 4) { bytes /= 1024; ++u; }
-    return QStringLiteral("%1 %2").arg(bytes, 0, 'f', u == 0 ? 0 : 1).arg(QLatin1String(units[u]));
+        .arg(bytes(estimate_bytes), bytes(available_bytes));
 }
 
 void registerGuiMetaTypes() {

@@ -56,9 +56,6 @@ struct RunResult {
     double capture_seconds = 0;
 };
 
-// "1.5 GiB", "640 MiB": sizes for memory estimates.
-QString formatBytes(double bytes);
-
 }  // namespace wl
 
 Q_DECLARE_METATYPE(wl::ModelSummary)

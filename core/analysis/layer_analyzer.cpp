@@ -604,13 +604,16 @@ double LayerSetEntropy::entropy(const std::vector<int>& states, SetObjective obj
 
 // ---------------------------------------------------------------------------------------
 
-int64_t estimateAnalyzerBytes(int64_t num_states, int64_t hidden_size, const AnalysisOptions& options, int workers) {
+int64_t estimateAnalyzerBytes(int64_t num_states, int64_t hidden_size, const AnalysisOptions& options,
+                              int64_t max_prompt_tokens, int workers) {
     const int64_t L = std::max<int64_t>(1, num_states), D = std::max<int64_t>(1, hidden_size);
+    const int64_t T = std::max<int64_t>(1, max_prompt_tokens);
     const int64_t packed = D * (D + 1) / 2 * 8;
     const bool rejected = options.unfiltered_curve && options.filter.mode != TokenFilterMode::None;
     const int64_t moments = L * packed * (rejected ? 2 : 1);
-    const int64_t scratch = std::max(1, workers) * (D * D * 4 + 512 * D * 4);   // per-worker SYRK + row buffers
-    const int64_t warmup = options.filter.mode == TokenFilterMode::Percentile ? options.filter.warmup_tokens : 0;
+    const int64_t scratch = std::max(1, workers) * (D * D * 4 + T * D * 4);   // per-worker SYRK + row buffers
+    // The warm-up holds whole prompts until it has warmup_tokens: up to one prompt more.
+    const int64_t warmup = options.filter.mode == TokenFilterMode::Percentile ? options.filter.warmup_tokens + T : 0;
     const int64_t buffers = (options.cka_batch_tokens + options.reservoir_tokens + warmup) * L * D * 4;
     const int64_t snapshot = std::max(1, workers) * D * D * 8;
     const int64_t R = options.reservoir_tokens;

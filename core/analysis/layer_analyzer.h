@@ -137,9 +137,11 @@ private:
 // Bytes an analyzer over `num_states` states of width `hidden_size` holds at its peak: the
 // moment accumulators, scratch, CKA/reservoir/warm-up buffers (see "Memory" above), a full
 // snapshot's D x D eigensolve copy on each of `workers` threads and the set-entropy model's
-// reservoir Grams. Independent of the number of tokens (pooled dataset-level rows aside).
+// reservoir Grams. Independent of the number of tokens (pooled dataset-level rows aside);
+// the per-worker row buffers and the warm-up's last prompt grow with the longest prompt,
+// `max_prompt_tokens`.
 int64_t estimateAnalyzerBytes(int64_t num_states, int64_t hidden_size, const AnalysisOptions& options,
-                              int workers = 2);
+                              int64_t max_prompt_tokens, int workers = 2);
 
 // Boundaries and segments from an L x L CKA matrix (row-major). See BoundaryOptions.
 std::vector<int> detectBoundaries(const std::vector<double>& cka, int num_states,

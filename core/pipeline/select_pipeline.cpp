@@ -34,7 +34,7 @@ SelectionMemoryEstimate estimateSelectionMemory(const ModelConfig& config, const
                                                                 : config.max_position_embeddings;
     if (config.max_position_embeddings > 0) tokens = std::min(tokens, config.max_position_embeddings);
     e.capture = estimateCaptureBytes(config, tokens, options.capture.batch_size, options.dtype);
-    e.analysis = estimateAnalyzerBytes(config.numHiddenStates(), config.hidden_size, options.analysis);
+    e.analysis = estimateAnalyzerBytes(config.numHiddenStates(), config.hidden_size, options.analysis, tokens);
     return e;
 }
 
