@@ -10,8 +10,6 @@
 // Each kernel is run both ways WaveLab could run it on P cores: P independent single-
 // threaded calls at once (one state per core) and one call with P BLAS threads; the best
 // of three tries of the better way counts.
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <cmath>
 #include <random>
@@ -40,11 +38,6 @@ struct AnalysisFloor {
 };
 
 namespace floor_detail {
-
-inline void setBlasThreads(int n) {
-    auto set = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-    if (set) set(n);
-}
 
 // Runs f(worker) on `workers` threads at once and returns the wall time.
 template <typename F>
@@ -97,14 +90,14 @@ inline AnalysisFloor measureAnalysisFloor(int d, int cores) {
     const int tries = 3;   // a bound takes the best try: noise on a shared VM only slows a kernel down
 
     // SYRK, one call per core at once, single-threaded BLAS.
-    setBlasThreads(1);
+    blas::setThreads(1);
     std::vector<std::vector<float>> out(f.cores, std::vector<float>(static_cast<size_t>(d) * d));
     auto syrk = [&](int w) { ssyrk_("L", "N", &d, &k, &one, rows.data(), &d, &zero, out[w].data(), &d); };
     concurrently(f.cores, syrk);  // warm-up: page in the outputs
     double best_split = 1e300, best_threaded = 1e300;
     for (int t = 0; t < tries; ++t) best_split = std::min(best_split, concurrently(f.cores, syrk));
     // SYRK, one call with all cores in BLAS.
-    setBlasThreads(f.cores);
+    blas::setThreads(f.cores);
     syrk(0);
     for (int t = 0; t < tries; ++t) {
         const auto t0 = Clock::now();
@@ -126,7 +119,7 @@ inline AnalysisFloor measureAnalysisFloor(int d, int cores) {
                         {"dsytrd_2stage, all cores in BLAS", true, false}};
     f.tridiagonal_seconds = 1e300;
     for (const Way& way : ways) {
-        setBlasThreads(way.split ? 1 : f.cores);
+        blas::setThreads(way.split ? 1 : f.cores);
         for (int t = 0; t < tries; ++t) {
             double per_matrix;
             if (way.split) {
@@ -142,7 +135,7 @@ inline AnalysisFloor measureAnalysisFloor(int d, int cores) {
             }
         }
     }
-    setBlasThreads(f.cores);
+    blas::setThreads(f.cores);
     return f;
 }
 

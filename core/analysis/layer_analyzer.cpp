@@ -1,8 +1,6 @@
 // Streaming layer analysis. See layer_analyzer.h for the definitions and the complexity.
 #include "analysis/layer_analyzer.h"
 
-#include <dlfcn.h>
-
 #include <Eigen/Dense>
 #include <algorithm>
 #include <chrono>
@@ -34,25 +32,14 @@ double percentileOf(std::vector<float> v, double p) {
 }
 
 // While our own workers each call BLAS, OpenBLAS's own threads would oversubscribe the
-// cores (measured: 4.4x slower on 2 cores, bench/NOTES.md). When OpenBLAS is the BLAS in use,
-// ask it for one thread for the duration and restore the setting after. Looked up at run time
-// because libblas.so.3 may also be the reference BLAS, which has no such functions.
+// cores (measured: 4.4x slower on 2 cores, bench/NOTES.md). Ask OpenBLAS for one thread for
+// the duration and restore the setting after (no-ops on another BLAS, see blas_lapack.h).
 class SingleThreadedBlas {
 public:
-    SingleThreadedBlas() {
-        set_ = reinterpret_cast<void (*)(int)>(dlsym(RTLD_DEFAULT, "openblas_set_num_threads"));
-        auto get = reinterpret_cast<int (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_num_threads"));
-        if (set_ && get) {
-            previous_ = get();
-            set_(1);
-        }
-    }
-    ~SingleThreadedBlas() {
-        if (set_ && previous_ > 0) set_(previous_);
-    }
+    SingleThreadedBlas() : previous_(blas::threads()) { blas::setThreads(1); }
+    ~SingleThreadedBlas() { blas::setThreads(previous_); }
 
 private:
-    void (*set_)(int) = nullptr;
     int previous_ = 0;
 };
 

@@ -21,17 +21,16 @@ std::vector<double> symmetricEigenvalues(std::vector<double> a, int64_t n64, Eig
     if (static_cast<int64_t>(a.size()) != n64 * n64) throw Error("eigensolver", "matrix size mismatch");
     const int n = static_cast<int>(n64);
     const bool two_stage = driver == EigenDriver::TwoStage || (driver == EigenDriver::Auto && n64 >= kTwoStageMinDim);
-    const auto solve = two_stage ? dsyevd_2stage_ : dsyevd_;
-    std::vector<double>& work_matrix = a;  // symmetric: row-major == column-major
+    const auto solve = two_stage ? dsyevd_2stage_ : dsyevd_;   // overwrites a (symmetric: row- == column-major)
     std::vector<double> w(n);
     int info = 0, lwork = -1, liwork = -1, iwork_query = 0;
     double work_query = 0;
-    solve("N", "L", &n, work_matrix.data(), &n, w.data(), &work_query, &lwork, &iwork_query, &liwork, &info);
+    solve("N", "L", &n, a.data(), &n, w.data(), &work_query, &lwork, &iwork_query, &liwork, &info);
     lwork = std::max(1, static_cast<int>(work_query));
     liwork = std::max(1, iwork_query);
     std::vector<double> work(lwork);
     std::vector<int> iwork(liwork);
-    solve("N", "L", &n, work_matrix.data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
+    solve("N", "L", &n, a.data(), &n, w.data(), work.data(), &lwork, iwork.data(), &liwork, &info);
     if (info != 0)
         throw Error("eigensolver", std::string("LAPACK ") + (two_stage ? "dsyevd_2stage" : "dsyevd") + " failed (info " +
                                        std::to_string(info) + ")");
